@@ -1,0 +1,100 @@
+//! Looking at a tracee's descriptors from the supervisor, without running the
+//! tracee: borrow the file with pidfd_getfd, ask the kernel (fstat, fcntl,
+//! poll with timeout 0), drop it. This is how a blocking read or poll on a
+//! pipe or eventfd is answered without ever blocking in the kernel.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// What faultline knows about one descriptor of a process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FdKind {
+    /// Regular file, directory or block device: reads never block.
+    File,
+    /// Pipe, socket, eventfd, tty...: readiness must be probed.
+    Pollable,
+    /// /dev/urandom or /dev/random: reads are answered from the seed.
+    Random,
+}
+
+/// Opens a pidfd for process `pid`.
+pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Borrows descriptor `fd` of the process behind `pidfd`.
+fn borrow(pidfd: &OwnedFd, fd: i32) -> io::Result<OwnedFd> {
+    let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
+    if got < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(got as i32) })
+}
+
+/// Classifies `fd` by its file type. `None` if the process has no such fd.
+pub fn classify(pidfd: &OwnedFd, fd: i32) -> Option<FdKind> {
+    let file = borrow(pidfd, fd).ok()?;
+    // SAFETY: stat is plain old data.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(file.as_raw_fd(), &mut st) } != 0 {
+        return None;
+    }
+    let kind = st.st_mode & libc::S_IFMT;
+    if kind == libc::S_IFREG || kind == libc::S_IFDIR || kind == libc::S_IFBLK {
+        Some(FdKind::File)
+    } else {
+        Some(FdKind::Pollable)
+    }
+}
+
+/// What a probe of one descriptor found.
+#[derive(Debug, Clone, Copy)]
+pub struct Probe {
+    /// The file was opened non-blocking: the kernel never blocks on it.
+    pub nonblocking: bool,
+    /// poll(2) revents for the requested events (0 = not ready).
+    pub revents: i16,
+}
+
+/// Probes `fd` for `events` without blocking. `None` if the fd is invalid
+/// (the kernel will then fail the tracee's call with EBADF itself).
+pub fn probe(pidfd: &OwnedFd, fd: i32, events: i16) -> Option<Probe> {
+    let file = borrow(pidfd, fd).ok()?;
+    let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+    let mut pfd = libc::pollfd {
+        fd: file.as_raw_fd(),
+        events,
+        revents: 0,
+    };
+    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
+    Some(Probe {
+        nonblocking: flags >= 0 && flags & libc::O_NONBLOCK != 0,
+        revents: if n > 0 { pfd.revents } else { 0 },
+    })
+}
+
+/// Blocks (in wall time) until one of the given descriptors of the given
+/// processes is ready or `timeout_ms` passes. Used only when every simulated
+/// thread waits on something outside the simulation, such as stdin.
+pub fn wait_any(targets: &[(&OwnedFd, i32, i16)], timeout_ms: i32) -> bool {
+    let files: Vec<(OwnedFd, i16)> = targets
+        .iter()
+        .filter_map(|&(p, fd, ev)| borrow(p, fd).ok().map(|f| (f, ev)))
+        .collect();
+    let mut pfds: Vec<libc::pollfd> = files
+        .iter()
+        .map(|(f, ev)| libc::pollfd {
+            fd: f.as_raw_fd(),
+            events: *ev,
+            revents: 0,
+        })
+        .collect();
+    let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout_ms) };
+    n > 0
+}

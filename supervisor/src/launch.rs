@@ -1,0 +1,157 @@
+//! Starting the root tracee: fork, confine (no ASLR, trapping rdtsc, no new
+//! privileges, the seccomp filter), wait until the supervisor has seized us,
+//! then exec. Everything the child needs is prepared before `fork`, because
+//! the child may not allocate.
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+/// Why a program could not be started; reported before any tracee runs.
+#[derive(Debug, Error)]
+pub enum LaunchError {
+    /// The program is not on disk (or not on PATH).
+    #[error("cannot run {0:?}: no such file (searched PATH for bare names)")]
+    NotFound(String),
+    /// The file exists but may not be executed.
+    #[error("cannot run {0}: not an executable file")]
+    NotExecutable(PathBuf),
+    /// An argument or variable contains a NUL byte.
+    #[error("argument contains a NUL byte: {0:?}")]
+    Nul(String),
+    /// fork/pipe/ptrace failed.
+    #[error("could not start the tracee: {0}")]
+    Os(#[from] io::Error),
+}
+
+/// What to run and how.
+pub struct LaunchSpec {
+    /// The program; a bare name is looked up on PATH.
+    pub program: String,
+    /// argv[1..].
+    pub args: Vec<String>,
+    /// The full environment of the program.
+    pub env: Vec<(String, String)>,
+    /// The seccomp filter to install.
+    pub filter: Vec<libc::sock_filter>,
+    /// Where the program's stdout/stderr go (None: inherit the supervisor's).
+    pub output: Option<(i32, i32)>,
+}
+
+/// Finds `program` the way execvp would, so a missing binary is an error
+/// before anything starts.
+pub fn resolve_program(program: &str) -> Result<PathBuf, LaunchError> {
+    let candidates: Vec<PathBuf> = if program.contains('/') {
+        vec![PathBuf::from(program)]
+    } else {
+        std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).map(|d| d.join(program)).collect())
+            .unwrap_or_default()
+    };
+    let found = candidates
+        .into_iter()
+        .find(|p| p.is_file())
+        .ok_or_else(|| LaunchError::NotFound(program.to_string()))?;
+    if !is_executable(&found) {
+        return Err(LaunchError::NotExecutable(found));
+    }
+    Ok(found)
+}
+
+fn is_executable(path: &Path) -> bool {
+    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    unsafe { libc::access(c.as_ptr(), libc::X_OK) == 0 }
+}
+
+fn cstring(s: &str) -> Result<CString, LaunchError> {
+    CString::new(s).map_err(|_| LaunchError::Nul(s.to_string()))
+}
+
+/// The ptrace options every tracee gets.
+pub const PTRACE_OPTIONS: libc::c_int = libc::PTRACE_O_TRACESYSGOOD
+    | libc::PTRACE_O_TRACESECCOMP
+    | libc::PTRACE_O_TRACECLONE
+    | libc::PTRACE_O_TRACEFORK
+    | libc::PTRACE_O_TRACEVFORK
+    | libc::PTRACE_O_TRACEEXEC
+    | libc::PTRACE_O_TRACEEXIT
+    | libc::PTRACE_O_EXITKILL;
+
+/// Forks and seizes the root tracee; returns its pid. The tracee next stops at
+/// its exec event.
+pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
+    let path = resolve_program(&spec.program)?;
+    let c_path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| LaunchError::Nul(path.display().to_string()))?;
+    let mut c_args = vec![cstring(&spec.program)?];
+    for a in &spec.args {
+        c_args.push(cstring(a)?);
+    }
+    let c_env: Vec<CString> = spec
+        .env
+        .iter()
+        .map(|(k, v)| cstring(&format!("{k}={v}")))
+        .collect::<Result<_, _>>()?;
+    let mut argv: Vec<*const libc::c_char> = c_args.iter().map(|c| c.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let mut envp: Vec<*const libc::c_char> = c_env.iter().map(|c| c.as_ptr()).collect();
+    envp.push(std::ptr::null());
+
+    let mut go = [0i32; 2];
+    if unsafe { libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error().into());
+    }
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error().into());
+    }
+    if pid == 0 {
+        // Child: only async-signal-safe calls from here on.
+        unsafe {
+            libc::close(go[1]);
+            let mut b = 0u8;
+            libc::read(go[0], &mut b as *mut u8 as *mut libc::c_void, 1);
+            libc::close(go[0]);
+            if let Some((out, err)) = spec.output {
+                libc::dup2(out, 1);
+                libc::dup2(err, 2);
+            }
+            libc::setpgid(0, 0);
+            libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);
+            libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV, 0, 0, 0);
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+            if crate::seccomp::install(&spec.filter).is_err() {
+                libc::_exit(126);
+            }
+            libc::execve(c_path.as_ptr(), argv.as_ptr(), envp.as_ptr());
+            libc::_exit(127);
+        }
+    }
+    unsafe { libc::close(go[0]) };
+    let rc = unsafe {
+        libc::ptrace(
+            libc::PTRACE_SEIZE,
+            pid,
+            std::ptr::null_mut::<libc::c_void>(),
+            PTRACE_OPTIONS as libc::c_long as *mut libc::c_void,
+        )
+    };
+    if rc != 0 {
+        let err = io::Error::last_os_error();
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+        return Err(err.into());
+    }
+    unsafe {
+        libc::write(go[1], b"g".as_ptr() as *const libc::c_void, 1);
+        libc::close(go[1]);
+    }
+    Ok(pid)
+}

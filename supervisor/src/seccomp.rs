@@ -1,0 +1,77 @@
+//! The seccomp-BPF filter installed in every tracee: the syscalls faultline
+//! models stop in the supervisor (`SECCOMP_RET_TRACE`), everything else runs
+//! natively. Keeping the list narrow is what keeps the ptrace path affordable.
+
+use std::io;
+
+const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+const SECCOMP_RET_TRACE: u32 = 0x7ff0_0000;
+const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
+
+// Offsets into struct seccomp_data.
+const OFF_NR: u32 = 0;
+const OFF_ARCH: u32 = 4;
+
+const BPF_LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+const BPF_JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+const BPF_JGE_K: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+const BPF_RET_K: u16 = 0x06; // BPF_RET | BPF_K
+
+fn stmt(code: u16, k: u32) -> libc::sock_filter {
+    libc::sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+    libc::sock_filter { code, jt, jf, k }
+}
+
+/// Builds the filter program that traps exactly `trapped` (x86_64 numbers).
+/// Foreign-architecture and x32 calls are refused with ENOSYS: they would
+/// bypass the syscall table the supervisor understands.
+pub fn build_filter(trapped: &[i64]) -> Vec<libc::sock_filter> {
+    let mut prog = vec![
+        stmt(BPF_LD_W_ABS, OFF_ARCH),
+        jump(BPF_JEQ_K, AUDIT_ARCH_X86_64, 1, 0),
+        stmt(BPF_RET_K, SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
+        stmt(BPF_LD_W_ABS, OFF_NR),
+        jump(BPF_JGE_K, X32_SYSCALL_BIT, 0, 1),
+        stmt(BPF_RET_K, SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
+    ];
+    // One compare per trapped call; a hit jumps to the final TRACE return.
+    let n = trapped.len();
+    for (i, &nr) in trapped.iter().enumerate() {
+        let to_trace = (n - i) as u8; // skip remaining compares and the ALLOW
+        prog.push(jump(BPF_JEQ_K, nr as u32, to_trace, 0));
+    }
+    prog.push(stmt(BPF_RET_K, SECCOMP_RET_ALLOW));
+    prog.push(stmt(BPF_RET_K, SECCOMP_RET_TRACE));
+    prog
+}
+
+/// Installs `prog` on the calling thread. Called in the forked child, after
+/// `PR_SET_NO_NEW_PRIVS`, right before exec; must not allocate.
+pub fn install(prog: &[libc::sock_filter]) -> io::Result<()> {
+    let fprog = libc::sock_fprog {
+        len: prog.len() as u16,
+        filter: prog.as_ptr() as *mut libc::sock_filter,
+    };
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            1, /* SECCOMP_SET_MODE_FILTER */
+            0,
+            &fprog as *const libc::sock_fprog,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

@@ -1,0 +1,1008 @@
+//! The supervisor loop: all traced threads are stopped except the one the
+//! seeded scheduler picked; it runs until its next trapped syscall, which is
+//! then emulated, passed to the kernel, or parked. Virtual time moves only
+//! when nobody can run (to the next deadline) and by a fixed cost per step.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::fdprobe;
+use crate::launch::{self, LaunchSpec};
+use crate::trace::TraceLog;
+use crate::tracee;
+use crate::vclock::VClock;
+use crate::watchdog::Watchdog;
+use crate::world::*;
+
+/// Settings of one run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The seed every random choice derives from.
+    pub seed: u64,
+    /// REALTIME at the start of the run, in seconds since 1970.
+    pub epoch_secs: i64,
+    /// CPUs the program is told it has (sched_getaffinity).
+    pub cpus: u32,
+    /// Virtual nanoseconds each scheduling step costs, so busy-polling loops
+    /// that wait for a clock to move still make progress.
+    pub step_cost_ns: u64,
+    /// Wall time a thread may run without a trapped syscall.
+    pub spin_limit: Duration,
+    /// Wall time to wait for input from outside the simulation before a run
+    /// where every thread waits on a descriptor counts as deadlocked.
+    pub idle_limit: Duration,
+    /// The host name programs see.
+    pub hostname: String,
+    /// Stop the run when virtual time passes this (ns), if set.
+    pub until_ns: Option<u64>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// The root process exited with this code.
+    Exited(i32),
+    /// The root process was killed by this signal.
+    Signaled(i32),
+    /// No thread could ever run again; the report names what each waits on.
+    Deadlock(Vec<String>),
+    /// The virtual time limit was reached with the program still running.
+    TimeLimit,
+}
+
+/// The result of one run.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// How the run ended.
+    pub ending: Ending,
+    /// Virtual nanoseconds elapsed.
+    pub vtime: u64,
+    /// Trace events recorded.
+    pub events: u64,
+    /// ptrace stops handled.
+    pub stops: u64,
+    /// The trace hash.
+    pub hash: u64,
+    /// Times the watchdog had to preempt a thread.
+    pub preemptions: u64,
+    /// Human-readable notes (crashes, unsupported calls), in order.
+    pub notes: Vec<String>,
+    /// The trace lines, when kept for a determinism check.
+    pub lines: Vec<String>,
+}
+
+/// The state of one run.
+pub struct Supervisor {
+    pub(crate) cfg: Config,
+    pub(crate) clock: VClock,
+    sched_rng: ChaCha8Rng,
+    pub(crate) data_rng: ChaCha8Rng,
+    pub(crate) threads: BTreeMap<Vtid, Thread>,
+    pub(crate) by_tid: HashMap<i32, Vtid>,
+    pub(crate) procs: HashMap<i32, Process>,
+    next_vtid: Vtid,
+    next_vpid: u32,
+    next_mm: u32,
+    pub(crate) futexes: HashMap<(u32, u64), Vec<Vtid>>,
+    pub(crate) trace: TraceLog,
+    stops: u64,
+    root_pid: i32,
+    root_status: Option<i32>,
+    early_stops: HashSet<i32>,
+    pub(crate) signal_checks: BTreeSet<i32>,
+    watchdog: Arc<Watchdog>,
+    preemptions: u64,
+    pub(crate) notes: Vec<String>,
+    reported: HashSet<String>,
+    exit_hook: Option<ExitHook>,
+    /// A process whose threads are all exiting: the step ends when it is gone,
+    /// so its exit is observed at the same point of every run.
+    group_exit: Option<i32>,
+}
+
+/// What the running thread did before the scheduler may pick again.
+enum StepEnd {
+    /// It stopped at a new scheduling point (or is gone).
+    Done,
+    /// Keep waiting for it.
+    Running,
+}
+
+impl Supervisor {
+    /// Launches the program and prepares a run.
+    pub fn start(
+        cfg: Config,
+        spec: &LaunchSpec,
+        trace: TraceLog,
+    ) -> Result<Supervisor, launch::LaunchError> {
+        let watchdog = Watchdog::start(cfg.spin_limit);
+        let root_pid = launch::spawn(spec)?;
+        let mut sup = Supervisor {
+            clock: VClock::new(cfg.epoch_secs),
+            sched_rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            data_rng: ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x5eed_da7a_0000_0001),
+            cfg,
+            threads: BTreeMap::new(),
+            by_tid: HashMap::new(),
+            procs: HashMap::new(),
+            next_vtid: 1,
+            next_vpid: 1,
+            next_mm: 1,
+            futexes: HashMap::new(),
+            trace,
+            stops: 0,
+            root_pid,
+            root_status: None,
+            early_stops: HashSet::new(),
+            signal_checks: BTreeSet::new(),
+            watchdog,
+            preemptions: 0,
+            notes: Vec::new(),
+            reported: HashSet::new(),
+            exit_hook: None,
+            group_exit: None,
+        };
+        let mm = sup.new_mm();
+        sup.add_process(root_pid, None, mm);
+        let vtid = sup.add_thread(root_pid, root_pid);
+        // The root's first stop is its exec event; it is "started" already.
+        let th = sup.threads.get_mut(&vtid).expect("root thread");
+        th.started = true;
+        sup.run_until_stopped(vtid)?;
+        Ok(sup)
+    }
+
+    fn new_mm(&mut self) -> u32 {
+        self.next_mm += 1;
+        self.next_mm - 1
+    }
+
+    fn add_process(&mut self, pid: i32, parent: Option<i32>, mm: u32) {
+        let (fds, restart_mask, name) = parent
+            .and_then(|p| self.procs.get(&p))
+            .map(|p| (p.fds.clone(), p.restart_mask, p.name.clone()))
+            .unwrap_or_default();
+        let vpid = self.next_vpid;
+        self.next_vpid += 1;
+        self.procs.insert(
+            pid,
+            Process {
+                pid,
+                vpid,
+                parent,
+                mm,
+                pidfd: fdprobe::pidfd_open(pid).ok(),
+                fds,
+                restart_mask,
+                name,
+                vfork_parent: None,
+            },
+        );
+    }
+
+    fn add_thread(&mut self, pid: i32, tid: i32) -> Vtid {
+        let vtid = self.next_vtid;
+        self.next_vtid += 1;
+        let started = self.early_stops.remove(&tid);
+        self.threads.insert(
+            vtid,
+            Thread {
+                tid,
+                vtid,
+                pid,
+                state: ThreadState::Ready(Resume::Continue),
+                // SAFETY: plain old data, filled at the first seccomp stop.
+                regs: unsafe { std::mem::zeroed() },
+                clear_tid: 0,
+                pending_clone: None,
+                exit_kind: None,
+                started,
+                last_signal: None,
+            },
+        );
+        self.by_tid.insert(tid, vtid);
+        vtid
+    }
+
+    /// Records one trace event at the current virtual time.
+    pub(crate) fn record(&mut self, vtid: Vtid, call: &str, args: &[i64], ret: &str) {
+        self.trace.record(self.clock.now(), vtid, call, args, ret);
+    }
+
+    /// Prints a report line once per distinct message (unsupported calls).
+    pub(crate) fn report_once(&mut self, msg: String) {
+        if self.reported.insert(msg.clone()) {
+            eprintln!("faultline: {msg}");
+            self.notes.push(msg);
+        }
+    }
+
+    /// The process a thread belongs to.
+    pub(crate) fn proc_of(&self, vtid: Vtid) -> &Process {
+        let pid = self.threads[&vtid].pid;
+        &self.procs[&pid]
+    }
+
+    /// Runs the program to its end.
+    pub fn run(mut self) -> Outcome {
+        let ending = loop {
+            if let Some(status) = self.root_status {
+                break status_ending(status);
+            }
+            if self.cfg.until_ns.is_some_and(|u| self.clock.now() >= u) {
+                break Ending::TimeLimit;
+            }
+            self.check_signals();
+            self.wake_due();
+            self.wake_ready_fds();
+            let runnable: Vec<Vtid> = self
+                .threads
+                .values()
+                .filter(|t| matches!(t.state, ThreadState::Ready(_)))
+                .map(|t| t.vtid)
+                .collect();
+            if runnable.is_empty() {
+                if let Some(t) = self.next_deadline() {
+                    let t = self.cfg.until_ns.map_or(t, |u| t.min(u));
+                    self.clock.advance_to(t);
+                    continue;
+                }
+                if self.wait_outside() {
+                    continue;
+                }
+                break Ending::Deadlock(self.deadlock_report());
+            }
+            let pick = runnable[self.sched_rng.gen_range(0..runnable.len())];
+            self.clock.advance_by(self.cfg.step_cost_ns);
+            if let Err(e) = self.step(pick) {
+                self.notes.push(format!("internal error: {e}"));
+                eprintln!("faultline: internal error: {e}");
+                break Ending::Exited(125);
+            }
+        };
+        self.finish(ending)
+    }
+
+    fn finish(mut self, ending: Ending) -> Outcome {
+        self.watchdog.shutdown();
+        self.kill_all();
+        let _ = self.trace.finish();
+        Outcome {
+            ending,
+            vtime: self.clock.now(),
+            events: self.trace.count(),
+            stops: self.stops,
+            hash: self.trace.hash(),
+            preemptions: self.preemptions,
+            notes: std::mem::take(&mut self.notes),
+            lines: self.trace.lines().to_vec(),
+        }
+    }
+
+    /// Kills every process still traced (by pid, never by name) and reaps them.
+    fn kill_all(&mut self) {
+        for &pid in self.procs.keys() {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        loop {
+            let mut status = 0;
+            let r = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
+            if r < 0 {
+                if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                break;
+            }
+            if libc::WIFSTOPPED(status) {
+                let _ = tracee::cont(r, 0);
+            }
+        }
+    }
+
+    fn next_deadline(&self) -> Option<u64> {
+        self.threads
+            .values()
+            .filter_map(|t| match &t.state {
+                ThreadState::Parked(w) => w.deadline,
+                _ => None,
+            })
+            .min()
+    }
+
+    /// Moves every parked thread whose deadline has passed to Ready.
+    fn wake_due(&mut self) {
+        let now = self.clock.now();
+        let due: Vec<Vtid> = self
+            .threads
+            .values()
+            .filter(|t| matches!(&t.state, ThreadState::Parked(w) if w.deadline.is_some_and(|d| d <= now)))
+            .map(|t| t.vtid)
+            .collect();
+        for vtid in due {
+            let ThreadState::Parked(w) = self.threads[&vtid].state.clone() else {
+                continue;
+            };
+            self.unpark(vtid, &w.kind);
+            self.record(vtid, "timeout", &[], &resume_label(&w.on_timeout));
+            self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(w.on_timeout);
+        }
+    }
+
+    /// Removes a parked thread from the queue its wait kind keeps.
+    pub(crate) fn unpark(&mut self, vtid: Vtid, kind: &WaitKind) {
+        if let WaitKind::Futex { key, .. } = kind {
+            if let Some(q) = self.futexes.get_mut(key) {
+                q.retain(|&v| v != vtid);
+                if q.is_empty() {
+                    self.futexes.remove(key);
+                }
+            }
+        }
+    }
+
+    /// Wakes threads parked on descriptors that have become ready.
+    fn wake_ready_fds(&mut self) {
+        let waiting: Vec<(Vtid, i32, Vec<(i32, i16)>, Resume)> = self
+            .threads
+            .values()
+            .filter_map(|t| match &t.state {
+                ThreadState::Parked(Wait {
+                    kind: WaitKind::Fds { fds, on_ready },
+                    ..
+                }) => Some((t.vtid, t.pid, fds.clone(), on_ready.clone())),
+                _ => None,
+            })
+            .collect();
+        for (vtid, pid, fds, on_ready) in waiting {
+            let Some(pidfd) = self.procs.get(&pid).and_then(|p| p.pidfd.as_ref()) else {
+                continue;
+            };
+            let ready = fds
+                .iter()
+                .any(|&(fd, ev)| fdprobe::probe(pidfd, fd, ev).map_or(true, |p| p.revents != 0));
+            if ready {
+                self.record(vtid, "ready", &[], &resume_label(&on_ready));
+                self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(on_ready);
+            }
+        }
+    }
+
+    /// When every thread waits on descriptors fed from outside the simulation
+    /// (stdin, a pipe from the test harness), wait for them in wall time.
+    fn wait_outside(&mut self) -> bool {
+        let mut targets = Vec::new();
+        for t in self.threads.values() {
+            if let ThreadState::Parked(Wait {
+                kind: WaitKind::Fds { fds, .. },
+                ..
+            }) = &t.state
+            {
+                if let Some(pidfd) = self.procs.get(&t.pid).and_then(|p| p.pidfd.as_ref()) {
+                    targets.extend(fds.iter().map(|&(fd, ev)| (pidfd, fd, ev)));
+                }
+            }
+        }
+        if targets.is_empty() {
+            return false;
+        }
+        let ms = self.cfg.idle_limit.as_millis().min(i32::MAX as u128) as i32;
+        let woke = fdprobe::wait_any(&targets, ms);
+        if woke {
+            self.preemptions += 1; // outside input makes the run depend on timing
+        }
+        woke
+    }
+
+    fn deadlock_report(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for t in self.threads.values() {
+            let p = &self.procs[&t.pid];
+            let what = match &t.state {
+                ThreadState::Parked(w) => w.kind.describe(),
+                ThreadState::Ready(_) => "nothing (runnable)".into(),
+                ThreadState::Dying => continue,
+            };
+            lines.push(format!(
+                "thread {} (process {} {:?}, host tid {}) waits on {} with no timeout",
+                t.vtid, p.vpid, p.name, t.tid, what
+            ));
+        }
+        lines
+    }
+
+    /// Resumes `vtid` and runs it until its next scheduling point.
+    fn step(&mut self, vtid: Vtid) -> std::io::Result<()> {
+        let th = self.threads.get_mut(&vtid).expect("picked thread");
+        let ThreadState::Ready(resume) = std::mem::replace(&mut th.state, ThreadState::Dying)
+        else {
+            unreachable!("picked a thread that is not ready");
+        };
+        if !th.started {
+            self.wait_initial_stop(vtid)?;
+        }
+        let th = &self.threads[&vtid];
+        let (tid, pid, mut regs) = (th.tid, th.pid, th.regs);
+        match resume {
+            Resume::Continue | Resume::Pass => self.go(pid, tid, 0, false),
+            Resume::Signal(sig) => self.go(pid, tid, sig, false),
+            Resume::Return(v) => {
+                regs.orig_rax = u64::MAX;
+                regs.rax = v as u64;
+                self.set_regs_or_dead(tid, &regs);
+                self.go(pid, tid, 0, false)
+            }
+            Resume::Restart => {
+                regs.rax = regs.orig_rax;
+                regs.orig_rax = u64::MAX;
+                regs.rip -= 2;
+                self.set_regs_or_dead(tid, &regs);
+                self.go(pid, tid, 0, false)
+            }
+            Resume::PassThenExit(new_regs, hook) => {
+                if let Some(r) = new_regs {
+                    self.set_regs_or_dead(tid, &r);
+                }
+                self.exit_hook = Some(hook);
+                self.go(pid, tid, 0, true)
+            }
+        }
+        self.run_until_stopped(vtid)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+
+    fn set_regs_or_dead(&mut self, tid: i32, regs: &tracee::Regs) {
+        // A thread killed meanwhile reports its exit next; nothing to do here.
+        let _ = tracee::set_regs(tid, regs);
+    }
+
+    fn go(&mut self, pid: i32, tid: i32, sig: i32, to_exit: bool) {
+        self.watchdog.running(pid, tid);
+        let _ = if to_exit {
+            tracee::cont_to_syscall_exit(tid)
+        } else {
+            tracee::cont(tid, sig)
+        };
+    }
+
+    fn wait_initial_stop(&mut self, vtid: Vtid) -> std::io::Result<()> {
+        let tid = self.threads[&vtid].tid;
+        while !self.threads.get(&vtid).is_some_and(|t| t.started) {
+            let (who, status) = wait_any()?;
+            if who == tid && is_event(status, libc::PTRACE_EVENT_STOP) {
+                self.threads.get_mut(&vtid).expect("thread").started = true;
+            } else {
+                self.handle_other(who, status);
+            }
+        }
+        Ok(())
+    }
+
+    /// Handles stops until the thread `vtid` reaches its next scheduling point.
+    fn run_until_stopped(&mut self, vtid: Vtid) -> Result<(), launch::LaunchError> {
+        loop {
+            let (who, status) = wait_any()?;
+            self.stops += 1;
+            let running_tid = self.threads.get(&vtid).map(|t| t.tid);
+            let end = if Some(who) == running_tid {
+                self.handle_running(vtid, who, status)
+            } else {
+                self.handle_other(who, status);
+                if self.threads.contains_key(&vtid) {
+                    StepEnd::Running
+                } else {
+                    StepEnd::Done
+                }
+            };
+            if let StepEnd::Done = end {
+                if self
+                    .group_exit
+                    .is_some_and(|pid| self.procs.contains_key(&pid))
+                {
+                    continue;
+                }
+                self.group_exit = None;
+                self.watchdog.idle();
+                return Ok(());
+            }
+        }
+    }
+
+    /// Handles a stop of the running thread.
+    fn handle_running(&mut self, vtid: Vtid, tid: i32, status: i32) -> StepEnd {
+        if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+            self.reap(tid, status);
+            return StepEnd::Done;
+        }
+        let sig = libc::WSTOPSIG(status);
+        let event = (status >> 16) & 0xff;
+        match event {
+            libc::PTRACE_EVENT_SECCOMP => {
+                match tracee::get_regs(tid) {
+                    Ok(regs) => {
+                        self.threads.get_mut(&vtid).expect("thread").regs = regs;
+                        self.dispatch(vtid, regs);
+                    }
+                    Err(_) => self.mark_dying(vtid),
+                }
+                StepEnd::Done
+            }
+            libc::PTRACE_EVENT_CLONE | libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
+                self.on_clone_event(vtid, event)
+            }
+            libc::PTRACE_EVENT_EXEC => {
+                self.on_exec(vtid);
+                let _ = tracee::cont(tid, 0);
+                StepEnd::Running
+            }
+            libc::PTRACE_EVENT_EXIT => self.on_exit_event(vtid),
+            libc::PTRACE_EVENT_STOP => {
+                // A group-stop; faultline does not model job control.
+                let _ = tracee::cont(tid, 0);
+                StepEnd::Running
+            }
+            0 if sig == (libc::SIGTRAP | 0x80) => self.on_syscall_exit(vtid),
+            0 => self.on_signal(vtid, sig),
+            _ => {
+                let _ = tracee::cont(tid, 0);
+                StepEnd::Running
+            }
+        }
+    }
+
+    /// Handles a stop of a thread other than the running one: new threads'
+    /// first stops, and threads dying because their process is exiting.
+    fn handle_other(&mut self, tid: i32, status: i32) {
+        if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+            self.reap(tid, status);
+            return;
+        }
+        let Some(&vtid) = self.by_tid.get(&tid) else {
+            if is_event(status, libc::PTRACE_EVENT_STOP) {
+                self.early_stops.insert(tid);
+            } else {
+                let _ = tracee::cont(tid, 0);
+            }
+            return;
+        };
+        if is_event(status, libc::PTRACE_EVENT_STOP) && !self.threads[&vtid].started {
+            self.threads.get_mut(&vtid).expect("thread").started = true;
+        } else if is_event(status, libc::PTRACE_EVENT_EXIT) {
+            self.mark_dying(vtid);
+            let _ = tracee::cont(tid, 0);
+        } else {
+            // Anything else from a thread we did not resume: let it go on dying.
+            let _ = tracee::cont(tid, 0);
+        }
+    }
+
+    pub(crate) fn mark_dying(&mut self, vtid: Vtid) {
+        if let Some(t) = self.threads.get(&vtid) {
+            if let ThreadState::Parked(w) = t.state.clone() {
+                self.unpark(vtid, &w.kind);
+            }
+        }
+        if let Some(t) = self.threads.get_mut(&vtid) {
+            t.state = ThreadState::Dying;
+        }
+    }
+
+    /// A thread (or, for a leader, its whole process) has been reaped.
+    fn reap(&mut self, tid: i32, status: i32) {
+        let Some(vtid) = self.by_tid.remove(&tid) else {
+            return;
+        };
+        let th = self.threads.remove(&vtid).expect("thread of tid");
+        if let ThreadState::Parked(w) = &th.state {
+            self.unpark(vtid, &w.kind);
+        }
+        if th.tid != th.pid {
+            // A non-leader thread: wake joiners the way the kernel's
+            // CLONE_CHILD_CLEARTID does, but on the emulated futex.
+            if th.clear_tid != 0 {
+                if let Some(mm) = self.procs.get(&th.pid).map(|p| p.mm) {
+                    self.futex_wake((mm, th.clear_tid), 1, u32::MAX);
+                }
+            }
+            return;
+        }
+        self.process_ended(th, status);
+    }
+
+    fn process_ended(&mut self, leader: Thread, status: i32) {
+        let pid = leader.pid;
+        // Threads the kernel reaped silently with their leader.
+        let rest: Vec<Vtid> = self
+            .threads
+            .values()
+            .filter(|t| t.pid == pid)
+            .map(|t| t.vtid)
+            .collect();
+        for v in rest {
+            self.mark_dying(v);
+            if let Some(t) = self.threads.remove(&v) {
+                self.by_tid.remove(&t.tid);
+            }
+        }
+        let Some(p) = self.procs.remove(&pid) else {
+            return;
+        };
+        let desc = describe_status(status);
+        self.trace.record(
+            self.clock.now(),
+            leader.vtid,
+            "process_exit",
+            &[p.vpid as i64],
+            &desc,
+        );
+        if libc::WIFSIGNALED(status) {
+            let sig = libc::WTERMSIG(status);
+            let detail = leader.last_signal.clone().unwrap_or_default();
+            let msg = format!(
+                "process {} {:?} killed by {}{}",
+                p.vpid,
+                p.name,
+                signal_name(sig),
+                detail
+            );
+            eprintln!("faultline: {msg}");
+            self.notes.push(msg);
+        }
+        if let Some(parent_tid) = p.vfork_parent {
+            self.wake_vfork_parent(parent_tid);
+        }
+        if pid == self.root_pid {
+            self.root_status = Some(status);
+            return;
+        }
+        if let Some(parent) = p.parent {
+            self.wake_child_waiters(parent);
+            self.signal_checks.insert(parent);
+        }
+    }
+
+    fn wake_child_waiters(&mut self, parent: i32) {
+        for t in self.threads.values_mut() {
+            if t.pid == parent
+                && matches!(&t.state, ThreadState::Parked(w) if matches!(w.kind, WaitKind::Child))
+            {
+                t.state = ThreadState::Ready(Resume::Continue);
+            }
+        }
+    }
+
+    pub(crate) fn wake_vfork_parent(&mut self, parent_tid: i32) {
+        if let Some(&v) = self.by_tid.get(&parent_tid) {
+            let t = self.threads.get_mut(&v).expect("thread");
+            if matches!(&t.state, ThreadState::Parked(w) if matches!(w.kind, WaitKind::Vfork { .. }))
+            {
+                t.state = ThreadState::Ready(Resume::Continue);
+            }
+        }
+    }
+
+    fn on_clone_event(&mut self, vtid: Vtid, event: i32) -> StepEnd {
+        let th = &self.threads[&vtid];
+        let (tid, pid) = (th.tid, th.pid);
+        let Ok(new_tid) = tracee::event_msg(tid).map(|m| m as i32) else {
+            return StepEnd::Running;
+        };
+        let (flags, ctid) = self.threads[&vtid].pending_clone.unwrap_or(match event {
+            libc::PTRACE_EVENT_VFORK => ((libc::CLONE_VM | libc::CLONE_VFORK) as u64, 0),
+            _ => (libc::SIGCHLD as u64, 0),
+        });
+        let new_pid = if flags & libc::CLONE_THREAD as u64 != 0 {
+            pid
+        } else {
+            let mm = if flags & libc::CLONE_VM as u64 != 0 {
+                self.procs[&pid].mm
+            } else {
+                self.new_mm()
+            };
+            self.add_process(new_tid, Some(pid), mm);
+            new_tid
+        };
+        let new_vtid = self.add_thread(new_pid, new_tid);
+        if flags & libc::CLONE_CHILD_CLEARTID as u64 != 0 {
+            self.threads
+                .get_mut(&new_vtid)
+                .expect("new thread")
+                .clear_tid = ctid;
+        }
+        let label = if new_pid == pid { "thread" } else { "process" };
+        self.record(vtid, "spawn", &[new_vtid as i64], label);
+        if event == libc::PTRACE_EVENT_VFORK {
+            self.procs
+                .get_mut(&new_pid)
+                .expect("vfork child")
+                .vfork_parent = Some(tid);
+            self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Parked(Wait {
+                kind: WaitKind::Vfork { child: new_tid },
+                deadline: None,
+                on_timeout: Resume::Continue,
+                restartable: false,
+            });
+            return StepEnd::Done;
+        }
+        self.threads.get_mut(&vtid).expect("thread").pending_clone = None;
+        let _ = tracee::cont(tid, 0);
+        StepEnd::Running
+    }
+
+    fn on_exec(&mut self, vtid: Vtid) {
+        let th = &self.threads[&vtid];
+        let (tid, pid) = (th.tid, th.pid);
+        // Other threads of the process were killed by the exec.
+        let others: Vec<Vtid> = self
+            .threads
+            .values()
+            .filter(|t| t.pid == pid && t.vtid != vtid)
+            .map(|t| t.vtid)
+            .collect();
+        for v in others {
+            self.mark_dying(v);
+            if let Some(t) = self.threads.remove(&v) {
+                self.by_tid.remove(&t.tid);
+            }
+        }
+        if tid != pid {
+            // A non-leader exec'd: it takes over the leader's tid.
+            self.by_tid.remove(&tid);
+            self.by_tid.insert(pid, vtid);
+            self.threads.get_mut(&vtid).expect("thread").tid = pid;
+        }
+        let mut random = [0u8; 16];
+        self.data_rng.fill(&mut random);
+        let mm = self.new_mm();
+        let rsp = tracee::get_regs(pid).map(|r| r.rsp).unwrap_or(0);
+        let name = crate::auxv::rewrite(pid, rsp, random).unwrap_or_default();
+        let p = self.procs.get_mut(&pid).expect("exec'ing process");
+        p.mm = mm;
+        p.fds.clear();
+        p.restart_mask = 0;
+        p.name = name.clone();
+        let vfork_parent = p.vfork_parent.take();
+        let t = self.threads.get_mut(&vtid).expect("thread");
+        t.clear_tid = 0;
+        self.record(vtid, "exec", &[], &name);
+        if let Some(parent) = vfork_parent {
+            self.wake_vfork_parent(parent);
+        }
+    }
+
+    fn on_exit_event(&mut self, vtid: Vtid) -> StepEnd {
+        let th = &self.threads[&vtid];
+        let (tid, pid, kind) = (th.tid, th.pid, th.exit_kind);
+        let group = kind != Some(ExitKind::Thread);
+        self.mark_dying(vtid);
+        let _ = tracee::cont(tid, 0);
+        if group {
+            for t in self.threads.values_mut().filter(|t| t.pid == pid) {
+                t.state = ThreadState::Dying;
+            }
+            self.group_exit = Some(pid);
+            // Wait (inside run_until_stopped) until the leader is reaped.
+            return StepEnd::Running;
+        }
+        let others_alive = self
+            .threads
+            .values()
+            .any(|t| t.pid == pid && t.vtid != vtid && !matches!(t.state, ThreadState::Dying));
+        if tid == pid && others_alive {
+            // The leader left with pthread_exit; its reap comes with the last thread.
+            return StepEnd::Done;
+        }
+        StepEnd::Running
+    }
+
+    fn on_syscall_exit(&mut self, vtid: Vtid) -> StepEnd {
+        let tid = self.threads[&vtid].tid;
+        let pid = self.threads[&vtid].pid;
+        let hook = self.exit_hook.take();
+        let Ok(mut regs) = tracee::get_regs(tid) else {
+            return StepEnd::Running;
+        };
+        match hook {
+            Some(ExitHook::RestoreArgs(saved)) => {
+                let ret = regs.rax;
+                regs = *saved;
+                regs.rax = ret;
+                let _ = tracee::set_regs(tid, &regs);
+            }
+            Some(ExitHook::MarkRandom) => {
+                if (regs.rax as i64) >= 0 {
+                    if let Some(p) = self.procs.get_mut(&pid) {
+                        p.fds
+                            .insert(regs.rax as i32, crate::fdprobe::FdKind::Random);
+                    }
+                }
+            }
+            Some(ExitHook::PatchUname(addr)) => {
+                if regs.rax == 0 {
+                    let mut field = [0u8; 65];
+                    let name = self.cfg.hostname.as_bytes();
+                    let n = name.len().min(64);
+                    field[..n].copy_from_slice(&name[..n]);
+                    let _ = tracee::write_mem(pid, addr + 65, &field);
+                }
+            }
+            Some(ExitHook::ParkUnlessReaped(saved)) => {
+                if self.nothing_reaped(pid, &saved, regs.rax as i64) {
+                    let mut rewound = *saved;
+                    rewound.rax = saved.orig_rax;
+                    rewound.rip -= 2;
+                    let _ = tracee::set_regs(tid, &rewound);
+                    self.record(vtid, "wait_child", &[], "park");
+                    self.threads.get_mut(&vtid).expect("thread").state =
+                        ThreadState::Parked(Wait {
+                            kind: WaitKind::Child,
+                            deadline: None,
+                            on_timeout: Resume::Continue,
+                            restartable: true,
+                        });
+                    return StepEnd::Done;
+                }
+                let ret = regs.rax;
+                regs = *saved;
+                regs.rax = ret;
+                let _ = tracee::set_regs(tid, &regs);
+            }
+            None => {}
+        }
+        let _ = tracee::cont(tid, 0);
+        StepEnd::Running
+    }
+
+    /// Whether a WNOHANG probe of wait4/waitid found no child to report.
+    fn nothing_reaped(&self, pid: i32, saved: &tracee::Regs, ret: i64) -> bool {
+        if saved.orig_rax as i64 == libc::SYS_waitid {
+            let infop = saved.rdx;
+            let si_pid = if infop != 0 && ret == 0 {
+                tracee::read_val::<i32>(pid, infop + 16).unwrap_or(1)
+            } else {
+                1
+            };
+            return ret == 0 && si_pid == 0;
+        }
+        ret == 0
+    }
+
+    fn on_signal(&mut self, vtid: Vtid, sig: i32) -> StepEnd {
+        let tid = self.threads[&vtid].tid;
+        let pid = self.threads[&vtid].pid;
+        if sig == libc::SIGSTOP && self.watchdog.take_preemption(tid) {
+            self.preemptions += 1;
+            self.record(vtid, "preempted", &[], "watchdog");
+            self.threads.get_mut(&vtid).expect("thread").state =
+                ThreadState::Ready(Resume::Continue);
+            return StepEnd::Done;
+        }
+        if sig == libc::SIGSEGV && self.emulate_rdtsc(vtid, tid, pid) {
+            return StepEnd::Done;
+        }
+        if matches!(
+            sig,
+            libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE | libc::SIGABRT
+        ) {
+            let detail = fault_detail(tid, sig);
+            self.threads.get_mut(&vtid).expect("thread").last_signal = Some(detail);
+        }
+        self.record(vtid, "signal", &[sig as i64], "deliver");
+        self.threads.get_mut(&vtid).expect("thread").state =
+            ThreadState::Ready(Resume::Signal(sig));
+        StepEnd::Done
+    }
+
+    /// rdtsc/rdtscp trap with SIGSEGV (PR_SET_TSC); answer with virtual time.
+    fn emulate_rdtsc(&mut self, vtid: Vtid, tid: i32, pid: i32) -> bool {
+        let Ok(mut regs) = tracee::get_regs(tid) else {
+            return false;
+        };
+        let mut insn = [0u8; 3];
+        if tracee::read_mem(pid, regs.rip, &mut insn).is_err() {
+            return false;
+        }
+        let len = match insn {
+            [0x0f, 0x31, _] => 2,
+            [0x0f, 0x01, 0xf9] => 3,
+            _ => return false,
+        };
+        let tsc = self.clock.tsc();
+        regs.rax = tsc & 0xffff_ffff;
+        regs.rdx = tsc >> 32;
+        if len == 3 {
+            regs.rcx = 0;
+        }
+        regs.rip += len;
+        if tracee::set_regs(tid, &regs).is_err() {
+            return false;
+        }
+        self.record(vtid, "rdtsc", &[], &tsc.to_string());
+        self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(Resume::Continue);
+        true
+    }
+}
+
+/// waitpid(-1) for any traced thread.
+fn wait_any() -> std::io::Result<(i32, i32)> {
+    loop {
+        let mut status = 0;
+        let r = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
+        if r >= 0 {
+            return Ok((r, status));
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+}
+
+fn is_event(status: i32, event: i32) -> bool {
+    libc::WIFSTOPPED(status) && (status >> 16) & 0xff == event
+}
+
+fn status_ending(status: i32) -> Ending {
+    if libc::WIFSIGNALED(status) {
+        Ending::Signaled(libc::WTERMSIG(status))
+    } else {
+        Ending::Exited(libc::WEXITSTATUS(status))
+    }
+}
+
+fn describe_status(status: i32) -> String {
+    match status_ending(status) {
+        Ending::Signaled(s) => format!("killed by {}", signal_name(s)),
+        Ending::Exited(c) => format!("exit {c}"),
+        _ => unreachable!(),
+    }
+}
+
+/// The conventional name of a signal number.
+pub fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGUSR2 => "SIGUSR2",
+        _ => return format!("signal {sig}"),
+    };
+    name.to_string()
+}
+
+fn fault_detail(tid: i32, sig: i32) -> String {
+    let rip = tracee::get_regs(tid).map(|r| r.rip).unwrap_or(0);
+    let addr = tracee::siginfo(tid)
+        .map(|si| unsafe { si.si_addr() } as u64)
+        .unwrap_or(0);
+    if matches!(sig, libc::SIGSEGV | libc::SIGBUS) {
+        format!(" (fault address 0x{addr:x}, instruction pointer 0x{rip:x})")
+    } else {
+        format!(" (instruction pointer 0x{rip:x})")
+    }
+}
+
+/// A short label of how a thread resumes, for the trace.
+pub fn resume_label(r: &Resume) -> String {
+    match r {
+        Resume::Return(v) => v.to_string(),
+        Resume::Continue => "continue".into(),
+        Resume::Restart => "restart".into(),
+        Resume::Pass | Resume::PassThenExit(..) => "pass".into(),
+        Resume::Signal(s) => format!("signal {s}"),
+    }
+}

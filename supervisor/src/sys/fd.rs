@@ -1,0 +1,164 @@
+//! Descriptor calls: opening /dev/urandom (answered from the seed), reads that
+//! could block (parked until the supervisor sees the descriptor ready),
+//! writes (hashed into the trace), and sockets (failing closed).
+
+use super::{err, pass, ret, Action, Call};
+use crate::fdprobe::{self, FdKind};
+use crate::supervisor::Supervisor;
+use crate::trace::hash_bytes;
+use crate::tracee;
+use crate::world::{ExitHook, Resume, Wait, WaitKind};
+
+/// How many bytes of each write are folded into the trace hash.
+const WRITE_HASH_BYTES: usize = 4096;
+const CLOSE_RANGE_CLOEXEC: u64 = 4;
+
+impl Supervisor {
+    /// open/openat: remember descriptors of the kernel's random devices.
+    pub(super) fn sys_open(&mut self, c: &Call) -> Action {
+        let path_addr = if c.nr == libc::SYS_open {
+            c.a[0]
+        } else {
+            c.a[1]
+        };
+        let path = tracee::read_cstr(c.pid, path_addr, 4096).unwrap_or_default();
+        if path == b"/dev/urandom" || path == b"/dev/random" {
+            return Action::Now(Resume::PassThenExit(None, ExitHook::MarkRandom));
+        }
+        pass()
+    }
+
+    /// close, close_range, dup2, dup3: keep the descriptor cache exact.
+    pub(super) fn sys_close(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        let fds = &mut self.procs.get_mut(&c.pid).expect("process").fds;
+        match c.nr {
+            libc::SYS_close => {
+                targs.push(c.a[0] as i32 as i64);
+                fds.remove(&(c.a[0] as i32));
+            }
+            libc::SYS_close_range => {
+                if c.a[2] & CLOSE_RANGE_CLOEXEC == 0 {
+                    let (lo, hi) = (c.a[0] as u32, c.a[1] as u32);
+                    fds.retain(|&fd, _| !(lo..=hi).contains(&(fd as u32)));
+                }
+            }
+            _ => {
+                let (old, new) = (c.a[0] as i32, c.a[1] as i32);
+                targs.extend([old as i64, new as i64]);
+                match fds.get(&old).copied() {
+                    Some(kind) if old != new => {
+                        fds.insert(new, kind);
+                    }
+                    _ if old != new => {
+                        fds.remove(&new);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        pass()
+    }
+
+    /// What a descriptor is, from the cache or by asking the kernel.
+    fn fd_kind(&mut self, pid: i32, fd: i32) -> Option<FdKind> {
+        let p = self.procs.get_mut(&pid)?;
+        if let Some(k) = p.fds.get(&fd) {
+            return Some(*k);
+        }
+        let kind = fdprobe::classify(p.pidfd.as_ref()?, fd)?;
+        p.fds.insert(fd, kind);
+        Some(kind)
+    }
+
+    /// read, readv, recvfrom, recvmsg, accept, accept4.
+    pub(super) fn sys_read(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        let fd = c.a[0] as i32;
+        targs.push(fd as i64);
+        let flags = match c.nr {
+            libc::SYS_recvfrom => c.a[3],
+            libc::SYS_recvmsg => c.a[2],
+            _ => 0,
+        };
+        if flags & libc::MSG_DONTWAIT as u64 != 0 {
+            return pass();
+        }
+        match self.fd_kind(c.pid, fd) {
+            Some(FdKind::Random) if c.nr == libc::SYS_read => {
+                let len = (c.a[2] as usize).min(1 << 20);
+                targs.push(len as i64);
+                match self.fill_random(c.pid, c.a[1], len) {
+                    Ok(()) => ret(len as i64),
+                    Err(_) => err(libc::EFAULT),
+                }
+            }
+            Some(FdKind::Pollable) => self.park_unless_ready(c.pid, vec![(fd, libc::POLLIN)]),
+            _ => pass(),
+        }
+    }
+
+    /// Passes a blocking call to the kernel only when it cannot block:
+    /// the descriptor is non-blocking or already ready; otherwise parks it.
+    fn park_unless_ready(&mut self, pid: i32, fds: Vec<(i32, i16)>) -> Action {
+        let Some(pidfd) = self.procs.get(&pid).and_then(|p| p.pidfd.as_ref()) else {
+            return pass();
+        };
+        let ready = fds.iter().any(|&(fd, ev)| {
+            fdprobe::probe(pidfd, fd, ev).map_or(true, |p| p.nonblocking || p.revents != 0)
+        });
+        if ready {
+            return pass();
+        }
+        Action::Park(Wait {
+            kind: WaitKind::Fds {
+                fds,
+                on_ready: Resume::Pass,
+            },
+            deadline: None,
+            on_timeout: Resume::Pass,
+            restartable: true,
+        })
+    }
+
+    /// write, writev: passed to the kernel; their bytes go into the trace hash,
+    /// so a run whose output differs has a different hash.
+    pub(super) fn sys_write(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        let fd = c.a[0] as i32;
+        let (addr, len) = if c.nr == libc::SYS_write {
+            (c.a[1], c.a[2] as usize)
+        } else {
+            match tracee::read_val::<[u64; 2]>(c.pid, c.a[1]) {
+                Ok([base, len]) if c.a[2] > 0 => (base, len as usize),
+                _ => (0, 0),
+            }
+        };
+        let mut buf = vec![0u8; len.min(WRITE_HASH_BYTES)];
+        let digest = match tracee::read_mem(c.pid, addr, &mut buf) {
+            Ok(()) => hash_bytes(&buf),
+            Err(_) => 0,
+        };
+        targs.extend([fd as i64, len as i64, digest as i64]);
+        pass()
+    }
+
+    /// socket: only AF_UNIX (local IPC) is let through; network families fail
+    /// closed until the simulated network handles them.
+    pub(super) fn sys_socket(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        let domain = c.a[0] as i32;
+        targs.push(domain as i64);
+        if domain == libc::AF_UNIX {
+            return pass();
+        }
+        let fam = match domain {
+            libc::AF_INET => "AF_INET",
+            libc::AF_INET6 => "AF_INET6",
+            libc::AF_NETLINK => "AF_NETLINK",
+            libc::AF_PACKET => "AF_PACKET",
+            _ => "this family",
+        };
+        self.unsupported(
+            c,
+            &format!("{fam} sockets are not simulated; failing closed so nothing reaches the host network"),
+            libc::EAFNOSUPPORT,
+        )
+    }
+}

@@ -1,0 +1,156 @@
+//! Syscall dispatch: each trapped call is emulated, passed to the kernel, or
+//! parked. Handlers live in one module per family of calls.
+
+mod fd;
+mod futex;
+mod poll;
+mod process;
+mod signal;
+mod time;
+
+use crate::supervisor::{resume_label, Supervisor};
+use crate::syscalls;
+use crate::tracee::Regs;
+use crate::world::{Resume, ThreadState, Vtid, Wait};
+
+/// A trapped call as the handlers see it.
+pub struct Call {
+    /// Virtual thread id of the caller.
+    pub vtid: Vtid,
+    /// Host thread id.
+    pub tid: i32,
+    /// Host process id.
+    pub pid: i32,
+    /// Syscall number.
+    pub nr: i64,
+    /// Arguments: rdi, rsi, rdx, r10, r8, r9.
+    pub a: [u64; 6],
+    /// The registers at the stop (for calls whose arguments we change).
+    pub regs: Regs,
+}
+
+/// What a handler decided.
+pub enum Action {
+    /// Resume (when scheduled) this way.
+    Now(Resume),
+    /// Park the thread.
+    Park(Wait),
+}
+
+/// Shorthand for an emulated return value.
+fn ret(v: i64) -> Action {
+    Action::Now(Resume::Return(v))
+}
+
+/// Shorthand for an emulated error.
+fn err(errno: i32) -> Action {
+    ret(-(errno as i64))
+}
+
+/// Shorthand for letting the kernel run the call.
+fn pass() -> Action {
+    Action::Now(Resume::Pass)
+}
+
+impl Supervisor {
+    /// Handles the seccomp stop of `vtid` with registers `regs`.
+    pub(crate) fn dispatch(&mut self, vtid: Vtid, regs: Regs) {
+        let th = &self.threads[&vtid];
+        let call = Call {
+            vtid,
+            tid: th.tid,
+            pid: th.pid,
+            nr: regs.orig_rax as i64,
+            a: [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9],
+            regs,
+        };
+        let mut trace_args: Vec<i64> = Vec::new();
+        let action = self.handle(&call, &mut trace_args);
+        let label = match &action {
+            Action::Now(r) => resume_label(r),
+            Action::Park(_) => "park".to_string(),
+        };
+        self.record(vtid, syscalls::name(call.nr), &trace_args, &label);
+        let state = match action {
+            Action::Now(r) => ThreadState::Ready(r),
+            Action::Park(w) => ThreadState::Parked(w),
+        };
+        self.threads.get_mut(&vtid).expect("thread").state = state;
+    }
+
+    #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
+    fn handle(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        use libc::*;
+        match c.nr {
+            SYS_clock_gettime | SYS_gettimeofday | SYS_time => self.sys_clock_read(c, targs),
+            SYS_nanosleep | SYS_clock_nanosleep => self.sys_sleep(c, targs),
+            SYS_sched_yield => ret(0),
+            SYS_futex => self.sys_futex(c, targs),
+            SYS_sched_getaffinity => self.sys_getaffinity(c),
+            SYS_getcpu => self.sys_getcpu(c),
+            SYS_getrandom => self.sys_getrandom(c, targs),
+            SYS_uname => Action::Now(Resume::PassThenExit(
+                None,
+                crate::world::ExitHook::PatchUname(c.a[0]),
+            )),
+            SYS_set_tid_address => {
+                self.threads.get_mut(&c.vtid).expect("thread").clear_tid = c.a[0];
+                pass()
+            }
+            SYS_clone | SYS_clone3 | SYS_fork | SYS_vfork => self.sys_clone(c, targs),
+            SYS_exit | SYS_exit_group => self.sys_exit(c, targs),
+            SYS_wait4 | SYS_waitid => self.sys_wait(c),
+            SYS_kill | SYS_tkill | SYS_tgkill | SYS_rt_sigqueueinfo | SYS_rt_tgsigqueueinfo => {
+                self.sys_kill(c, targs)
+            }
+            SYS_rt_sigaction => self.sys_sigaction(c),
+            SYS_pause | SYS_rt_sigsuspend | SYS_rt_sigtimedwait => self.sys_sigwait(c),
+            SYS_open | SYS_openat => self.sys_open(c),
+            SYS_close | SYS_close_range | SYS_dup2 | SYS_dup3 => self.sys_close(c, targs),
+            SYS_read | SYS_readv | SYS_recvfrom | SYS_recvmsg | SYS_accept | SYS_accept4 => {
+                self.sys_read(c, targs)
+            }
+            SYS_write | SYS_writev => self.sys_write(c, targs),
+            SYS_socket => self.sys_socket(c, targs),
+            SYS_poll | SYS_ppoll | SYS_select | SYS_pselect6 | SYS_epoll_wait | SYS_epoll_pwait
+            | SYS_epoll_pwait2 => self.sys_poll(c, targs),
+            SYS_rseq | SYS_futex_waitv => err(ENOSYS),
+            SYS_alarm | SYS_setitimer | SYS_timer_create | SYS_timerfd_create => {
+                self.unsupported(c, "real-time timers are not simulated yet", ENOSYS)
+            }
+            SYS_io_uring_setup | SYS_io_uring_enter | SYS_io_uring_register => {
+                self.unsupported(c, "io_uring would bypass the sandbox", ENOSYS)
+            }
+            SYS_perf_event_open | SYS_userfaultfd => {
+                self.unsupported(c, "not available inside the sandbox", ENOSYS)
+            }
+            SYS_ptrace | SYS_process_vm_writev => {
+                self.unsupported(c, "a tracee may not trace or write other processes", EPERM)
+            }
+            _ => self.unsupported(c, "trapped but not handled", ENOSYS),
+        }
+    }
+
+    /// Fails a call the sandbox does not model, with one report line per kind.
+    fn unsupported(&mut self, c: &Call, why: &str, errno: i32) -> Action {
+        let name = self.proc_of(c.vtid).name.clone();
+        self.report_once(format!(
+            "unsupported syscall {} in {:?}: {why}; returning {}",
+            syscalls::name(c.nr),
+            name,
+            errno_name(errno)
+        ));
+        err(errno)
+    }
+}
+
+/// The symbolic name of an errno value, for reports.
+pub fn errno_name(e: i32) -> &'static str {
+    match e {
+        libc::ENOSYS => "ENOSYS",
+        libc::EPERM => "EPERM",
+        libc::EAFNOSUPPORT => "EAFNOSUPPORT",
+        libc::EINVAL => "EINVAL",
+        _ => "an error",
+    }
+}

@@ -1,0 +1,62 @@
+//! Thread and process lifecycle calls: clone/fork/vfork (the supervisor learns
+//! the flags before the kernel runs them), exit, and wait4/waitid (probed with
+//! WNOHANG, parked until a child exits).
+
+use super::{pass, Action, Call};
+use crate::supervisor::Supervisor;
+use crate::world::{ExitHook, ExitKind, Resume};
+
+/// Namespace flags: a new namespace would step outside what faultline sees.
+const CLONE_NEW_ANY: u64 = 0x7e02_0080;
+
+impl Supervisor {
+    /// clone, clone3, fork, vfork.
+    pub(super) fn sys_clone(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        let (flags, ctid) = match c.nr {
+            libc::SYS_clone => (c.a[0], c.a[3]),
+            libc::SYS_clone3 => match crate::tracee::read_val::<[u64; 3]>(c.pid, c.a[0]) {
+                Ok([flags, _pidfd, child_tid]) => (flags, child_tid),
+                Err(_) => return super::err(libc::EFAULT),
+            },
+            libc::SYS_vfork => (
+                (libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD) as u64,
+                0,
+            ),
+            _ => (libc::SIGCHLD as u64, 0),
+        };
+        targs.push((flags & !0xff) as i64);
+        if flags & CLONE_NEW_ANY != 0 {
+            return self.unsupported(c, "new namespaces would escape the simulation", libc::EPERM);
+        }
+        self.threads.get_mut(&c.vtid).expect("thread").pending_clone = Some((flags, ctid));
+        pass()
+    }
+
+    /// exit and exit_group: remember which, so the exit event is understood.
+    pub(super) fn sys_exit(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        targs.push(c.a[0] as i32 as i64);
+        let kind = if c.nr == libc::SYS_exit {
+            ExitKind::Thread
+        } else {
+            ExitKind::Group
+        };
+        self.threads.get_mut(&c.vtid).expect("thread").exit_kind = Some(kind);
+        pass()
+    }
+
+    /// wait4 and waitid: run in the kernel with WNOHANG; if no child is ready
+    /// the call is rewound and the thread parks until a child exits.
+    pub(super) fn sys_wait(&mut self, c: &Call) -> Action {
+        let opt_reg = if c.nr == libc::SYS_wait4 { 2 } else { 3 };
+        let options = c.a[opt_reg] as i32;
+        if options & libc::WNOHANG != 0 {
+            return pass();
+        }
+        let mut probe = c.regs;
+        super::poll::set_arg(&mut probe, opt_reg, (options | libc::WNOHANG) as u32 as u64);
+        Action::Now(Resume::PassThenExit(
+            Some(Box::new(probe)),
+            ExitHook::ParkUnlessReaped(Box::new(c.regs)),
+        ))
+    }
+}

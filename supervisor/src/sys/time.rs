@@ -1,0 +1,121 @@
+//! Clock reads and sleeps, answered from virtual time.
+
+use super::{err, ret, Action, Call};
+use crate::supervisor::Supervisor;
+use crate::tracee;
+use crate::vclock::{Timespec, NS};
+use crate::world::{Resume, Wait, WaitKind};
+
+impl Supervisor {
+    /// clock_gettime, gettimeofday, time.
+    pub(super) fn sys_clock_read(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        let pid = c.pid;
+        match c.nr {
+            libc::SYS_clock_gettime => {
+                let clock = c.a[0] as i32;
+                targs.push(clock as i64);
+                let ts = Timespec::from_ns(self.clock.read(clock));
+                if tracee::write_val(pid, c.a[1], &ts).is_err() {
+                    return err(libc::EFAULT);
+                }
+                ret(0)
+            }
+            libc::SYS_gettimeofday => {
+                let now = self.clock.read(libc::CLOCK_REALTIME);
+                let ts = Timespec::from_ns(now);
+                let tv = [ts.sec, ts.nsec / 1000];
+                if c.a[0] != 0 && tracee::write_val(pid, c.a[0], &tv).is_err() {
+                    return err(libc::EFAULT);
+                }
+                if c.a[1] != 0 && tracee::write_val(pid, c.a[1], &[0i32; 2]).is_err() {
+                    return err(libc::EFAULT);
+                }
+                ret(0)
+            }
+            _ => {
+                let secs = (self.clock.read(libc::CLOCK_REALTIME) / NS as i128) as i64;
+                if c.a[0] != 0 && tracee::write_val(pid, c.a[0], &secs).is_err() {
+                    return err(libc::EFAULT);
+                }
+                ret(secs)
+            }
+        }
+    }
+
+    /// nanosleep and clock_nanosleep (relative and TIMER_ABSTIME).
+    pub(super) fn sys_sleep(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        let (clock, flags, req) = if c.nr == libc::SYS_nanosleep {
+            (libc::CLOCK_MONOTONIC, 0, c.a[0])
+        } else {
+            (c.a[0] as i32, c.a[1] as i32, c.a[2])
+        };
+        let Ok(ts) = tracee::read_val::<Timespec>(c.pid, req) else {
+            return err(libc::EFAULT);
+        };
+        let deadline = if flags & libc::TIMER_ABSTIME != 0 {
+            let abs = ts.sec as i128 * NS as i128 + ts.nsec as i128;
+            self.clock.deadline_from_abs(clock, abs)
+        } else {
+            let Some(ns) = ts.to_ns() else {
+                return err(libc::EINVAL);
+            };
+            self.clock.now().saturating_add(ns)
+        };
+        targs.push((deadline - self.clock.now().min(deadline)) as i64);
+        if deadline <= self.clock.now() {
+            return ret(0);
+        }
+        Action::Park(Wait {
+            kind: WaitKind::Sleep,
+            deadline: Some(deadline),
+            on_timeout: Resume::Return(0),
+            restartable: false,
+        })
+    }
+
+    /// sched_getaffinity: the configured number of CPUs, on every machine.
+    pub(super) fn sys_getaffinity(&mut self, c: &Call) -> Action {
+        let len = c.a[1] as usize;
+        if len < 8 {
+            return err(libc::EINVAL);
+        }
+        let cpus = self.cfg.cpus.clamp(1, 64);
+        let mask: u64 = if cpus == 64 {
+            u64::MAX
+        } else {
+            (1u64 << cpus) - 1
+        };
+        if tracee::write_val(c.pid, c.a[2], &mask).is_err() {
+            return err(libc::EFAULT);
+        }
+        ret(8)
+    }
+
+    /// getcpu: always CPU 0, node 0 (the real CPU would leak host scheduling).
+    pub(super) fn sys_getcpu(&mut self, c: &Call) -> Action {
+        for addr in [c.a[0], c.a[1]] {
+            if addr != 0 && tracee::write_val(c.pid, addr, &0u32).is_err() {
+                return err(libc::EFAULT);
+            }
+        }
+        ret(0)
+    }
+
+    /// getrandom: bytes from the seed.
+    pub(super) fn sys_getrandom(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        let len = (c.a[1] as usize).min(1 << 20);
+        targs.push(len as i64);
+        match self.fill_random(c.pid, c.a[0], len) {
+            Ok(()) => ret(len as i64),
+            Err(_) => err(libc::EFAULT),
+        }
+    }
+
+    /// Writes `len` seeded random bytes at `addr` in process `pid`.
+    pub(super) fn fill_random(&mut self, pid: i32, addr: u64, len: usize) -> std::io::Result<()> {
+        use rand::RngCore;
+        let mut buf = vec![0u8; len];
+        self.data_rng.fill_bytes(&mut buf);
+        tracee::write_mem(pid, addr, &buf)
+    }
+}

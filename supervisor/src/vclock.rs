@@ -1,0 +1,179 @@
+//! Virtual time. One monotonic counter of nanoseconds since the run started;
+//! every clock a program can read is derived from it, so time only moves when
+//! the scheduler moves it.
+
+/// Nanoseconds per second.
+pub const NS: u64 = 1_000_000_000;
+
+/// The default wall-clock epoch: 2025-01-01T00:00:00Z.
+pub const DEFAULT_EPOCH_SECS: i64 = 1_735_689_600;
+
+/// Monotonic clocks start at this "uptime", like a machine booted a while ago,
+/// so programs never see a zero monotonic time.
+const MONOTONIC_BASE_NS: u64 = 100 * NS;
+
+/// TSC ticks per virtual nanosecond for emulated `rdtsc` (a 3 GHz machine).
+const TSC_PER_NS: u64 = 3;
+
+/// The run's virtual clock.
+#[derive(Debug, Clone)]
+pub struct VClock {
+    elapsed: u64,
+    epoch_ns: i128,
+}
+
+/// A `struct timespec` as the kernel lays it out.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timespec {
+    /// Seconds.
+    pub sec: i64,
+    /// Nanoseconds, 0..1e9.
+    pub nsec: i64,
+}
+
+impl Timespec {
+    /// Converts to nanoseconds; `None` for a negative or malformed value.
+    pub fn to_ns(self) -> Option<u64> {
+        if self.sec < 0 || !(0..1_000_000_000).contains(&self.nsec) {
+            return None;
+        }
+        Some(
+            (self.sec as u64)
+                .saturating_mul(NS)
+                .saturating_add(self.nsec as u64),
+        )
+    }
+
+    /// Builds a timespec from signed nanoseconds.
+    pub fn from_ns(ns: i128) -> Timespec {
+        Timespec {
+            sec: ns.div_euclid(NS as i128) as i64,
+            nsec: ns.rem_euclid(NS as i128) as i64,
+        }
+    }
+}
+
+impl VClock {
+    /// A clock at elapsed 0 whose REALTIME reads `epoch_secs`.
+    pub fn new(epoch_secs: i64) -> VClock {
+        VClock {
+            elapsed: 0,
+            epoch_ns: epoch_secs as i128 * NS as i128,
+        }
+    }
+
+    /// Virtual nanoseconds since the run started (the scheduler's time base).
+    pub fn now(&self) -> u64 {
+        self.elapsed
+    }
+
+    /// Moves time forward to `t` (never backwards).
+    pub fn advance_to(&mut self, t: u64) {
+        self.elapsed = self.elapsed.max(t);
+    }
+
+    /// Moves time forward by `d`.
+    pub fn advance_by(&mut self, d: u64) {
+        self.elapsed = self.elapsed.saturating_add(d);
+    }
+
+    /// What `clock_gettime(clock_id)` reads now. Every id is answered: the CPU
+    /// time clocks read elapsed virtual time, since computation is free.
+    pub fn read(&self, clock_id: i32) -> i128 {
+        if is_realtime(clock_id) {
+            let tai = if clock_id == libc::CLOCK_TAI {
+                37 * NS as i128
+            } else {
+                0
+            };
+            return self.epoch_ns + self.elapsed as i128 + tai;
+        }
+        (MONOTONIC_BASE_NS + self.elapsed) as i128
+    }
+
+    /// Converts an absolute deadline on `clock_id` into scheduler time.
+    pub fn deadline_from_abs(&self, clock_id: i32, abs_ns: i128) -> u64 {
+        let now = self.read(clock_id);
+        let delta = (abs_ns - now).max(0);
+        self.elapsed
+            .saturating_add(delta.min(u64::MAX as i128) as u64)
+    }
+
+    /// The emulated time-stamp counter.
+    pub fn tsc(&self) -> u64 {
+        (MONOTONIC_BASE_NS + self.elapsed).wrapping_mul(TSC_PER_NS)
+    }
+}
+
+/// True for the clocks that follow the wall-clock epoch.
+pub fn is_realtime(clock_id: i32) -> bool {
+    matches!(
+        clock_id,
+        libc::CLOCK_REALTIME
+            | libc::CLOCK_REALTIME_COARSE
+            | libc::CLOCK_REALTIME_ALARM
+            | libc::CLOCK_TAI
+    )
+}
+
+/// Parses an RFC 3339 UTC timestamp such as `2025-01-01T00:00:00Z` into
+/// seconds since the Unix epoch.
+pub fn parse_epoch(s: &str) -> Result<i64, String> {
+    let bad = || format!("bad --epoch {s:?}: expected YYYY-MM-DDTHH:MM:SSZ");
+    let s = s.strip_suffix('Z').ok_or_else(bad)?;
+    let (date, time) = s.split_once('T').ok_or_else(bad)?;
+    let d: Vec<i64> = date
+        .split('-')
+        .map(|p| p.parse())
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad())?;
+    let t: Vec<i64> = time
+        .split(':')
+        .map(|p| p.parse())
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad())?;
+    if d.len() != 3 || t.len() != 3 || !(1..=12).contains(&d[1]) || !(1..=31).contains(&d[2]) {
+        return Err(bad());
+    }
+    Ok(days_from_civil(d[0], d[1], d[2]) * 86_400 + t[0] * 3600 + t[1] * 60 + t[2])
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_epoch_parses() {
+        assert_eq!(
+            parse_epoch("2025-01-01T00:00:00Z").unwrap(),
+            DEFAULT_EPOCH_SECS
+        );
+        assert_eq!(parse_epoch("1970-01-01T00:00:00Z").unwrap(), 0);
+        assert!(parse_epoch("2025-01-01").is_err());
+    }
+
+    #[test]
+    fn realtime_follows_epoch_and_monotonic_does_not() {
+        let mut c = VClock::new(DEFAULT_EPOCH_SECS);
+        c.advance_by(5 * NS);
+        assert_eq!(
+            c.read(libc::CLOCK_REALTIME),
+            (DEFAULT_EPOCH_SECS as i128 + 5) * NS as i128
+        );
+        assert_eq!(c.read(libc::CLOCK_MONOTONIC), 105 * NS as i128);
+        let abs = c.read(libc::CLOCK_MONOTONIC) + 2 * NS as i128;
+        assert_eq!(c.deadline_from_abs(libc::CLOCK_MONOTONIC, abs), 7 * NS);
+    }
+}

@@ -1,0 +1,88 @@
+//! The wall-clock watchdog. Without hardware performance counters there is no
+//! deterministic preemption, so a thread that runs too long without a trapped
+//! syscall (a spin loop, or a call blocking in the kernel) is stopped with
+//! SIGSTOP from this helper thread; the supervisor swallows the signal,
+//! schedules someone else, and flags the run as possibly non-deterministic.
+
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// State shared between the supervisor loop and the watchdog thread.
+#[derive(Default)]
+pub struct Watchdog {
+    epoch: AtomicU64,
+    running_pid: AtomicI32,
+    running_tid: AtomicI32,
+    pending: Mutex<Vec<i32>>,
+    stop: AtomicI32,
+}
+
+impl Watchdog {
+    /// Starts the watchdog thread; it preempts a thread that has run for
+    /// `limit` of wall time since it was last resumed.
+    pub fn start(limit: Duration) -> Arc<Watchdog> {
+        let dog = Arc::new(Watchdog::default());
+        let shared = Arc::clone(&dog);
+        std::thread::Builder::new()
+            .name("faultline-watchdog".into())
+            .spawn(move || shared.watch(limit))
+            .expect("spawn watchdog thread");
+        dog
+    }
+
+    fn watch(&self, limit: Duration) {
+        let tick = (limit / 4).max(Duration::from_millis(1));
+        let mut last_epoch = u64::MAX;
+        let mut quiet = Duration::ZERO;
+        while self.stop.load(Ordering::Relaxed) == 0 {
+            std::thread::sleep(tick);
+            let epoch = self.epoch.load(Ordering::Acquire);
+            let tid = self.running_tid.load(Ordering::Acquire);
+            if epoch != last_epoch || tid == 0 {
+                last_epoch = epoch;
+                quiet = Duration::ZERO;
+                continue;
+            }
+            quiet += tick;
+            if quiet >= limit {
+                let pid = self.running_pid.load(Ordering::Acquire);
+                self.pending.lock().expect("watchdog lock").push(tid);
+                unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, libc::SIGSTOP) };
+                // Wait for the supervisor to notice before firing again.
+                last_epoch = u64::MAX;
+                quiet = Duration::ZERO;
+            }
+        }
+    }
+
+    /// Called right before a thread is resumed.
+    pub fn running(&self, pid: i32, tid: i32) {
+        self.running_pid.store(pid, Ordering::Release);
+        self.running_tid.store(tid, Ordering::Release);
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Called when the running thread has stopped.
+    pub fn idle(&self) {
+        self.running_tid.store(0, Ordering::Release);
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// True (once) if a SIGSTOP seen on `tid` was sent by the watchdog.
+    pub fn take_preemption(&self, tid: i32) -> bool {
+        let mut p = self.pending.lock().expect("watchdog lock");
+        match p.iter().position(|&t| t == tid) {
+            Some(i) => {
+                p.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends the watchdog thread.
+    pub fn shutdown(&self) {
+        self.stop.store(1, Ordering::Relaxed);
+    }
+}

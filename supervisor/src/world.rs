@@ -1,0 +1,167 @@
+//! The supervisor's model of the simulated processes: every thread and
+//! process it traces, what each stopped thread will do when it is next
+//! resumed, and what a parked thread waits for.
+
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+
+use crate::fdprobe::FdKind;
+use crate::tracee::Regs;
+
+/// Virtual thread id: the order of creation, starting at 1. Deterministic,
+/// unlike host tids, so it is what traces and reports use.
+pub type Vtid = u32;
+
+/// How a stopped, runnable thread continues when the scheduler picks it.
+#[derive(Debug, Clone)]
+pub enum Resume {
+    /// A new thread at its first stop, or a thread at an event stop.
+    Continue,
+    /// At a seccomp stop: skip the call and return this value.
+    Return(i64),
+    /// At a seccomp stop: re-execute the call later (after a signal handler
+    /// runs), which is how SA_RESTART semantics are emulated.
+    Restart,
+    /// At a seccomp stop: let the kernel execute the call.
+    Pass,
+    /// At a seccomp stop: install these registers (changed arguments), let the
+    /// kernel execute the call, and run `hook` at its exit.
+    PassThenExit(Option<Box<Regs>>, ExitHook),
+    /// At a signal-delivery-stop: deliver this signal.
+    Signal(i32),
+}
+
+/// Work done at the syscall-exit-stop of a passed-through call.
+#[derive(Debug, Clone)]
+pub enum ExitHook {
+    /// Put back the caller's argument registers (we changed a timeout).
+    RestoreArgs(Box<Regs>),
+    /// The call opened /dev/urandom or /dev/random: remember the fd.
+    MarkRandom,
+    /// Replace the host name in the `struct utsname` at this address.
+    PatchUname(u64),
+    /// A non-blocking probe of wait4/waitid: if nothing was reaped, rewind the
+    /// call and park the thread until a child exits.
+    ParkUnlessReaped(Box<Regs>),
+}
+
+/// What a parked thread waits for, and what happens when it comes.
+#[derive(Debug, Clone)]
+pub struct Wait {
+    /// The condition.
+    pub kind: WaitKind,
+    /// Scheduler time at which the wait times out, if it does.
+    pub deadline: Option<u64>,
+    /// What the thread does on timeout.
+    pub on_timeout: Resume,
+    /// Whether a signal makes the call restart (true) or fail with EINTR.
+    pub restartable: bool,
+}
+
+/// The condition a parked thread waits on.
+#[derive(Debug, Clone)]
+pub enum WaitKind {
+    /// futex wait on (address space, address) with a wake bitset.
+    Futex { key: (u32, u64), bitset: u32 },
+    /// A sleep; only the deadline ends it.
+    Sleep,
+    /// Readiness of real descriptors (pipes, eventfds, epoll fds, ttys).
+    Fds {
+        fds: Vec<(i32, i16)>,
+        on_ready: Resume,
+    },
+    /// A child of this process changing state (wait4/waitid).
+    Child,
+    /// A deliverable signal (pause/sigsuspend/sigtimedwait); `mask` overrides
+    /// the thread's blocked set while waiting, `set` is what sigtimedwait takes.
+    Signal { mask: Option<u64>, set: Option<u64> },
+    /// A vfork parent waiting for its child to exec or exit.
+    Vfork { child: i32 },
+}
+
+impl WaitKind {
+    /// A short description for deadlock reports.
+    pub fn describe(&self) -> String {
+        match self {
+            WaitKind::Futex { key, bitset } => {
+                format!("futex 0x{:x} (bitset 0x{bitset:x})", key.1)
+            }
+            WaitKind::Sleep => "sleep".into(),
+            WaitKind::Fds { fds, .. } => {
+                let list: Vec<String> = fds.iter().map(|(fd, _)| fd.to_string()).collect();
+                format!("readiness of fd {}", list.join(","))
+            }
+            WaitKind::Child => "a child process (wait)".into(),
+            WaitKind::Signal { .. } => "a signal".into(),
+            WaitKind::Vfork { child } => format!("vfork child {child}"),
+        }
+    }
+}
+
+/// Where a thread is in its life, as the scheduler sees it.
+#[derive(Debug, Clone)]
+pub enum ThreadState {
+    /// Stopped and runnable.
+    Ready(Resume),
+    /// Stopped and waiting in the supervisor.
+    Parked(Wait),
+    /// Exiting or killed: never scheduled again.
+    Dying,
+}
+
+/// How a thread announced its exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitKind {
+    /// exit(2): this thread only.
+    Thread,
+    /// exit_group(2) or a fatal signal: the whole process.
+    Group,
+}
+
+/// One traced thread.
+#[derive(Debug)]
+pub struct Thread {
+    /// Host thread id.
+    pub tid: i32,
+    /// Virtual thread id.
+    pub vtid: Vtid,
+    /// Host process id (thread group).
+    pub pid: i32,
+    /// Scheduler state.
+    pub state: ThreadState,
+    /// Registers at the last seccomp stop.
+    pub regs: Regs,
+    /// CLONE_CHILD_CLEARTID / set_tid_address: woken on exit like the kernel does.
+    pub clear_tid: u64,
+    /// Flags of the clone/fork this thread is executing.
+    pub pending_clone: Option<(u64, u64)>,
+    /// Set when the thread called exit/exit_group.
+    pub exit_kind: Option<ExitKind>,
+    /// Whether its initial ptrace stop has been seen (new threads only).
+    pub started: bool,
+    /// The last fatal-looking signal, for the crash report.
+    pub last_signal: Option<String>,
+}
+
+/// One traced process (thread group).
+#[derive(Debug)]
+pub struct Process {
+    /// Host pid.
+    pub pid: i32,
+    /// Virtual process number (creation order, from 1).
+    pub vpid: u32,
+    /// The traced parent, if any.
+    pub parent: Option<i32>,
+    /// Address-space id: futex keys are (mm, address).
+    pub mm: u32,
+    /// A pidfd, used to inspect descriptors without stopping anyone.
+    pub pidfd: Option<OwnedFd>,
+    /// What faultline knows about its descriptors.
+    pub fds: HashMap<i32, FdKind>,
+    /// Signals whose handler was installed with SA_RESTART.
+    pub restart_mask: u64,
+    /// The program name (argv[0] of the last exec), for reports.
+    pub name: String,
+    /// A vfork parent thread waiting for this process to exec or exit.
+    pub vfork_parent: Option<i32>,
+}

@@ -1,0 +1,108 @@
+//! Assertions shared across test topics: reproducibility of a seed and
+//! variation across seeds.
+
+use std::collections::BTreeSet;
+
+use crate::exec::{Exec, Run};
+
+/// Seeds compared by the "another seed gives another outcome" tests.
+pub const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
+
+/// Runs `exec` twice and asserts the two runs agree: same exit code,
+/// byte-identical stdout, same trace hash and event count. Returns the first.
+pub fn run_twice(exec: &Exec) -> Run {
+    let first = exec.run();
+    let second = exec.run();
+    assert_eq!(
+        first.code(),
+        second.code(),
+        "same seed, different exit codes\n{first}\n{second}"
+    );
+    assert!(
+        first.stdout == second.stdout,
+        "same seed, different stdout\n{first}\n{second}"
+    );
+    let (a, b) = (first.summary(), second.summary());
+    assert_eq!(
+        a.trace_hash, b.trace_hash,
+        "same seed, different trace hashes\n{first}\n{second}"
+    );
+    assert_eq!(
+        a.events, b.events,
+        "same seed, different event counts\n{first}\n{second}"
+    );
+    first
+}
+
+/// Runs `exec` once per seed in [`SEEDS`] (each run must succeed) and
+/// returns `project` of each run's stdout, in seed order.
+pub fn per_seed(exec: &Exec, project: impl Fn(&str) -> String) -> Vec<String> {
+    SEEDS
+        .iter()
+        .map(|&seed| {
+            let run = exec.clone().seed(seed).run();
+            run.expect_success();
+            assert_eq!(
+                run.summary().seed,
+                seed,
+                "summary names another seed\n{run}"
+            );
+            project(run.out())
+        })
+        .collect()
+}
+
+/// Asserts that `project` of the stdout is not the same for every seed in
+/// [`SEEDS`]: the seed really steers the outcome.
+pub fn assert_seeds_vary(exec: &Exec, project: impl Fn(&str) -> String) {
+    let outcomes = per_seed(exec, project);
+    let distinct: BTreeSet<&String> = outcomes.iter().collect();
+    assert!(
+        distinct.len() > 1,
+        "seeds {SEEDS:?} all gave the same outcome: {:?}",
+        outcomes[0]
+    );
+}
+
+/// Asserts that `project` of the stdout differs for every pair of seeds in
+/// [`SEEDS`] (for values, such as random bytes, that must never collide).
+pub fn assert_seeds_all_differ(exec: &Exec, project: impl Fn(&str) -> String) {
+    assert_all_distinct(&per_seed(exec, project), "per-seed values");
+}
+
+/// Asserts no two of `values` are equal.
+pub fn assert_all_distinct(values: &[String], what: &str) {
+    let distinct: BTreeSet<&String> = values.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        values.len(),
+        "{what} are not all distinct: {values:?}"
+    );
+}
+
+/// Wall-clock bound for a run whose program sleeps hours of virtual time:
+/// a generous sanity limit, not a benchmark.
+pub const VIRTUAL_SLEEP_WALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Asserts `low <= value < high` for a reading named `what` of `run`.
+pub fn assert_in_range<T: PartialOrd + std::fmt::Debug>(
+    value: T,
+    low: T,
+    high: T,
+    what: &str,
+    run: &Run,
+) {
+    assert!(
+        low <= value && value < high,
+        "{what} = {value:?}, expected in [{low:?}, {high:?})\n{run}"
+    );
+}
+
+/// Asserts the run took less than [`VIRTUAL_SLEEP_WALL_LIMIT`] of wall time.
+pub fn assert_fast(run: &Run) {
+    assert!(
+        run.wall < VIRTUAL_SLEEP_WALL_LIMIT,
+        "virtual sleeps took {:?} of wall time (limit {VIRTUAL_SLEEP_WALL_LIMIT:?})\n{run}",
+        run.wall
+    );
+}

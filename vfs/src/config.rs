@@ -1,0 +1,57 @@
+//! How strict a crash is, which faults fire, and the bug switches: the knobs a
+//! scenario sets per node.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// What a crash keeps of the changes that were never made durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CrashModel {
+    /// Lose everything not synced: the POSIX worst case, for deterministic tests.
+    Strict,
+    /// Keep a seeded prefix of the unsynced changes, possibly tearing the next
+    /// write at a sector boundary, as the ALICE study observed on real file systems.
+    #[default]
+    Seeded,
+}
+
+/// Per-disk settings; `Default` is the honest seeded disk without faults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DiskConfig {
+    /// What a crash keeps of unsynced changes.
+    pub crash_model: CrashModel,
+    /// Seeded model only: each file keeps its own prefix of unsynced writes
+    /// (writes to different files persist out of order). When false, one
+    /// prefix of the disk-wide write order is kept.
+    pub reorder_across_files: bool,
+    /// Chance that an fsync fails with EIO (dropping the file's dirty data).
+    pub fsync_eio_probability: f64,
+    /// Chance that a write fails with ENOSPC.
+    pub write_enospc_probability: f64,
+    /// Chance that a write fails with EIO.
+    pub write_eio_probability: f64,
+    /// Bug switch: file fsyncs (and the data part of sync/syncfs) report
+    /// success but persist nothing, so a crash loses the acknowledged data.
+    /// Directory fsyncs stay honest.
+    pub lying_fsync: bool,
+    /// Bug switch: on crash, every entry of these directories (paths relative
+    /// to the disk root) is dropped from the durable state, synced or not.
+    pub lose_dir_entries: Vec<PathBuf>,
+}
+
+impl Default for DiskConfig {
+    fn default() -> Self {
+        DiskConfig {
+            crash_model: CrashModel::default(),
+            reorder_across_files: true,
+            fsync_eio_probability: 0.0,
+            write_enospc_probability: 0.0,
+            write_eio_probability: 0.0,
+            lying_fsync: false,
+            lose_dir_entries: Vec::new(),
+        }
+    }
+}
