@@ -37,6 +37,7 @@ fn config(args: &ExecArgs) -> Result<Config, String> {
         spin_limit: Duration::from_nanos(duration::parse_ns(&args.spin_limit)?.max(1_000_000)),
         idle_limit: Duration::from_secs(10),
         hostname: args.hostname.clone(),
+        pin_cpu: !args.no_pin,
         until_ns: args
             .timeout
             .as_deref()

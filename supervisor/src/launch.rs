@@ -82,6 +82,36 @@ pub const PTRACE_OPTIONS: libc::c_int = libc::PTRACE_O_TRACESYSGOOD
     | libc::PTRACE_O_TRACEEXIT
     | libc::PTRACE_O_EXITKILL;
 
+/// fork(2) as a raw clone, so no atfork handler runs in the child of our
+/// multi-threaded supervisor; `flags` adds namespace flags.
+fn raw_fork(flags: u64) -> i32 {
+    unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            flags | libc::SIGCHLD as u64,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        ) as i32
+    }
+}
+
+/// The host pid of the first child of `pid` (the namespace init's program).
+fn first_child_of(pid: i32) -> io::Result<i32> {
+    let path = format!("/proc/{pid}/task/{pid}/children");
+    for _ in 0..5000 {
+        let text = std::fs::read_to_string(&path)?;
+        if let Some(child) = text.split_whitespace().next().and_then(|c| c.parse().ok()) {
+            return Ok(child);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    Err(io::Error::other(
+        "the namespace init did not start the program",
+    ))
+}
+
 /// Forks and seizes the root tracee; returns its pid. The tracee next stops at
 /// its exec event.
 pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
@@ -106,12 +136,8 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
     if unsafe { libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(io::Error::last_os_error().into());
     }
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(io::Error::last_os_error().into());
-    }
-    if pid == 0 {
-        // Child: only async-signal-safe calls from here on.
+    let confine = || -> ! {
+        // The program's side: only async-signal-safe calls from here on.
         unsafe {
             libc::close(go[1]);
             let mut b = 0u8;
@@ -129,9 +155,40 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
                 libc::_exit(126);
             }
             libc::execve(c_path.as_ptr(), argv.as_ptr(), envp.as_ptr());
-            libc::_exit(127);
+            libc::_exit(127)
+        }
+    };
+    // A new PID namespace makes the pids and tids programs see follow
+    // creation order, which the scheduler makes deterministic. Its pid 1 is a
+    // tiny untraced init (pid 1 ignores default-action signals, which would
+    // change how a program dies); the program is pid 2. Where namespaces are
+    // not permitted, the program runs with host pids.
+    let init = raw_fork(libc::CLONE_NEWPID as u64);
+    if init == 0 {
+        let program = raw_fork(0);
+        if program == 0 {
+            confine();
+        }
+        unsafe {
+            libc::close(go[0]);
+            libc::close(go[1]);
+            loop {
+                let r = libc::waitpid(-1, std::ptr::null_mut(), 0);
+                if r == program || (r < 0 && *libc::__errno_location() != libc::EINTR) {
+                    libc::_exit(0);
+                }
+            }
         }
     }
+    let pid = if init > 0 {
+        first_child_of(init)?
+    } else {
+        match raw_fork(0) {
+            0 => confine(),
+            p if p < 0 => return Err(io::Error::last_os_error().into()),
+            p => p,
+        }
+    };
     unsafe { libc::close(go[0]) };
     let rc = unsafe {
         libc::ptrace(

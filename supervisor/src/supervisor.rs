@@ -37,6 +37,10 @@ pub struct Config {
     pub idle_limit: Duration,
     /// The host name programs see.
     pub hostname: String,
+    /// Pin the supervisor and its tracees to one host CPU. Only one thread
+    /// runs at a time anyway, and a ptrace stop that stays on one core costs
+    /// about a third of one that bounces between cores.
+    pub pin_cpu: bool,
     /// Stop the run when virtual time passes this (ns), if set.
     pub until_ns: Option<u64>,
 }
@@ -69,8 +73,6 @@ pub struct Outcome {
     pub hash: u64,
     /// Times the watchdog had to preempt a thread.
     pub preemptions: u64,
-    /// Human-readable notes (crashes, unsupported calls), in order.
-    pub notes: Vec<String>,
     /// The trace lines, when kept for a determinism check.
     pub lines: Vec<String>,
 }
@@ -96,7 +98,6 @@ pub struct Supervisor {
     pub(crate) signal_checks: BTreeSet<i32>,
     watchdog: Arc<Watchdog>,
     preemptions: u64,
-    pub(crate) notes: Vec<String>,
     reported: HashSet<String>,
     exit_hook: Option<ExitHook>,
     /// A process whose threads are all exiting: the step ends when it is gone,
@@ -119,6 +120,9 @@ impl Supervisor {
         spec: &LaunchSpec,
         trace: TraceLog,
     ) -> Result<Supervisor, launch::LaunchError> {
+        if cfg.pin_cpu {
+            pin_to_one_cpu();
+        }
         let watchdog = Watchdog::start(cfg.spin_limit);
         let root_pid = launch::spawn(spec)?;
         let mut sup = Supervisor {
@@ -141,7 +145,6 @@ impl Supervisor {
             signal_checks: BTreeSet::new(),
             watchdog,
             preemptions: 0,
-            notes: Vec::new(),
             reported: HashSet::new(),
             exit_hook: None,
             group_exit: None,
@@ -172,6 +175,7 @@ impl Supervisor {
             pid,
             Process {
                 pid,
+                ns_pid: ns_id(pid, pid),
                 vpid,
                 parent,
                 mm,
@@ -192,6 +196,7 @@ impl Supervisor {
             vtid,
             Thread {
                 tid,
+                ns_tid: ns_id(pid, tid),
                 vtid,
                 pid,
                 state: ThreadState::Ready(Resume::Continue),
@@ -217,7 +222,6 @@ impl Supervisor {
     pub(crate) fn report_once(&mut self, msg: String) {
         if self.reported.insert(msg.clone()) {
             eprintln!("faultline: {msg}");
-            self.notes.push(msg);
         }
     }
 
@@ -259,7 +263,6 @@ impl Supervisor {
             let pick = runnable[self.sched_rng.gen_range(0..runnable.len())];
             self.clock.advance_by(self.cfg.step_cost_ns);
             if let Err(e) = self.step(pick) {
-                self.notes.push(format!("internal error: {e}"));
                 eprintln!("faultline: internal error: {e}");
                 break Ending::Exited(125);
             }
@@ -278,7 +281,6 @@ impl Supervisor {
             stops: self.stops,
             hash: self.trace.hash(),
             preemptions: self.preemptions,
-            notes: std::mem::take(&mut self.notes),
             lines: self.trace.lines().to_vec(),
         }
     }
@@ -344,27 +346,36 @@ impl Supervisor {
         }
     }
 
+    /// True if the kernel would not block a call on any of `fds` of process
+    /// `pid` now: one is ready, invalid (the call fails at once), or — when
+    /// `nonblocking_counts` — opened O_NONBLOCK.
+    pub(crate) fn fds_ready(&self, pid: i32, fds: &[(i32, i16)], nonblocking_counts: bool) -> bool {
+        let Some(pidfd) = self.procs.get(&pid).and_then(|p| p.pidfd.as_ref()) else {
+            return true;
+        };
+        fds.iter().any(|&(fd, ev)| {
+            fdprobe::probe(pidfd, fd, ev)
+                .is_none_or(|p| p.revents != 0 || (nonblocking_counts && p.nonblocking))
+        })
+    }
+
     /// Wakes threads parked on descriptors that have become ready.
     fn wake_ready_fds(&mut self) {
-        let waiting: Vec<(Vtid, i32, Vec<(i32, i16)>, Resume)> = self
+        let waiting: Vec<(Vtid, i32, WaitKind)> = self
             .threads
             .values()
             .filter_map(|t| match &t.state {
-                ThreadState::Parked(Wait {
-                    kind: WaitKind::Fds { fds, on_ready },
-                    ..
-                }) => Some((t.vtid, t.pid, fds.clone(), on_ready.clone())),
+                ThreadState::Parked(w) if matches!(w.kind, WaitKind::Fds { .. }) => {
+                    Some((t.vtid, t.pid, w.kind.clone()))
+                }
                 _ => None,
             })
             .collect();
-        for (vtid, pid, fds, on_ready) in waiting {
-            let Some(pidfd) = self.procs.get(&pid).and_then(|p| p.pidfd.as_ref()) else {
+        for (vtid, pid, kind) in waiting {
+            let WaitKind::Fds { fds, on_ready } = kind else {
                 continue;
             };
-            let ready = fds
-                .iter()
-                .any(|&(fd, ev)| fdprobe::probe(pidfd, fd, ev).map_or(true, |p| p.revents != 0));
-            if ready {
+            if self.fds_ready(pid, &fds, false) {
                 self.record(vtid, "ready", &[], &resume_label(&on_ready));
                 self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(on_ready);
             }
@@ -407,8 +418,8 @@ impl Supervisor {
                 ThreadState::Dying => continue,
             };
             lines.push(format!(
-                "thread {} (process {} {:?}, host tid {}) waits on {} with no timeout",
-                t.vtid, p.vpid, p.name, t.tid, what
+                "thread {} (process {} {:?}, tid {} as the program sees it) waits on {} with no timeout",
+                t.vtid, p.vpid, p.name, t.ns_tid, what
             ));
         }
         lines
@@ -471,7 +482,7 @@ impl Supervisor {
     fn wait_initial_stop(&mut self, vtid: Vtid) -> std::io::Result<()> {
         let tid = self.threads[&vtid].tid;
         while !self.threads.get(&vtid).is_some_and(|t| t.started) {
-            let (who, status) = wait_any()?;
+            let (who, status) = self.wait_any()?;
             if who == tid && is_event(status, libc::PTRACE_EVENT_STOP) {
                 self.threads.get_mut(&vtid).expect("thread").started = true;
             } else {
@@ -481,11 +492,26 @@ impl Supervisor {
         Ok(())
     }
 
+    /// waitpid(-1) for any traced thread; counts the stop.
+    fn wait_any(&mut self) -> std::io::Result<(i32, i32)> {
+        loop {
+            let mut status = 0;
+            let r = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
+            if r >= 0 {
+                self.stops += 1;
+                return Ok((r, status));
+            }
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINTR) {
+                return Err(e);
+            }
+        }
+    }
+
     /// Handles stops until the thread `vtid` reaches its next scheduling point.
     fn run_until_stopped(&mut self, vtid: Vtid) -> Result<(), launch::LaunchError> {
         loop {
-            let (who, status) = wait_any()?;
-            self.stops += 1;
+            let (who, status) = self.wait_any()?;
             let running_tid = self.threads.get(&vtid).map(|t| t.tid);
             let end = if Some(who) == running_tid {
                 self.handle_running(vtid, who, status)
@@ -649,7 +675,6 @@ impl Supervisor {
                 detail
             );
             eprintln!("faultline: {msg}");
-            self.notes.push(msg);
         }
         if let Some(parent_tid) = p.vfork_parent {
             self.wake_vfork_parent(parent_tid);
@@ -812,22 +837,19 @@ impl Supervisor {
                 regs.rax = ret;
                 let _ = tracee::set_regs(tid, &regs);
             }
-            Some(ExitHook::MarkRandom) => {
-                if (regs.rax as i64) >= 0 {
-                    if let Some(p) = self.procs.get_mut(&pid) {
-                        p.fds
-                            .insert(regs.rax as i32, crate::fdprobe::FdKind::Random);
-                    }
+            Some(ExitHook::MarkRandom) if (regs.rax as i64) >= 0 => {
+                if let Some(p) = self.procs.get_mut(&pid) {
+                    p.fds
+                        .insert(regs.rax as i32, crate::fdprobe::FdKind::Random);
                 }
             }
-            Some(ExitHook::PatchUname(addr)) => {
-                if regs.rax == 0 {
-                    let mut field = [0u8; 65];
-                    let name = self.cfg.hostname.as_bytes();
-                    let n = name.len().min(64);
-                    field[..n].copy_from_slice(&name[..n]);
-                    let _ = tracee::write_mem(pid, addr + 65, &field);
-                }
+            Some(ExitHook::PatchUname(addr)) if regs.rax == 0 => {
+                // struct utsname: six 65-byte fields; nodename is the second.
+                let mut field = [0u8; 65];
+                let name = self.cfg.hostname.as_bytes();
+                let n = name.len().min(64);
+                field[..n].copy_from_slice(&name[..n]);
+                let _ = tracee::write_mem(pid, addr + 65, &field);
             }
             Some(ExitHook::ParkUnlessReaped(saved)) => {
                 if self.nothing_reaped(pid, &saved, regs.rax as i64) {
@@ -850,7 +872,7 @@ impl Supervisor {
                 regs.rax = ret;
                 let _ = tracee::set_regs(tid, &regs);
             }
-            None => {}
+            _ => {}
         }
         let _ = tracee::cont(tid, 0);
         StepEnd::Running
@@ -926,18 +948,37 @@ impl Supervisor {
     }
 }
 
-/// waitpid(-1) for any traced thread.
-fn wait_any() -> std::io::Result<(i32, i32)> {
-    loop {
-        let mut status = 0;
-        let r = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
-        if r >= 0 {
-            return Ok((r, status));
+/// The id a thread has in the innermost PID namespace (the last NSpid field).
+fn ns_id(pid: i32, tid: i32) -> i32 {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("NSpid:"))
+                .and_then(|v| v.split_whitespace().last().and_then(|x| x.parse().ok()))
+        })
+        .unwrap_or(tid)
+}
+
+/// Pins the calling thread (and so every tracee forked later) to one of the
+/// CPUs it may use, picked by pid so that parallel runs spread out.
+fn pin_to_one_cpu() {
+    // SAFETY: cpu_set_t is plain old data manipulated by the libc macros.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return;
         }
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
-            return Err(e);
+        let allowed: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect();
+        if allowed.is_empty() {
+            return;
         }
+        let cpu = allowed[std::process::id() as usize % allowed.len()];
+        libc::CPU_ZERO(&mut set);
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
 }
 

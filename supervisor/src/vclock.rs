@@ -5,9 +5,6 @@
 /// Nanoseconds per second.
 pub const NS: u64 = 1_000_000_000;
 
-/// The default wall-clock epoch: 2025-01-01T00:00:00Z.
-pub const DEFAULT_EPOCH_SECS: i64 = 1_735_689_600;
-
 /// Monotonic clocks start at this "uptime", like a machine booted a while ago,
 /// so programs never see a zero monotonic time.
 const MONOTONIC_BASE_NS: u64 = 100 * NS;
@@ -153,6 +150,9 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 2025-01-01T00:00:00Z, the CLI's default epoch.
+    const DEFAULT_EPOCH_SECS: i64 = 1_735_689_600;
 
     #[test]
     fn default_epoch_parses() {

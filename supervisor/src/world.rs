@@ -123,6 +123,8 @@ pub enum ExitKind {
 pub struct Thread {
     /// Host thread id.
     pub tid: i32,
+    /// The thread id the program sees (in faultline's PID namespace).
+    pub ns_tid: i32,
     /// Virtual thread id.
     pub vtid: Vtid,
     /// Host process id (thread group).
@@ -148,6 +150,8 @@ pub struct Thread {
 pub struct Process {
     /// Host pid.
     pub pid: i32,
+    /// The pid the program sees (in faultline's PID namespace).
+    pub ns_pid: i32,
     /// Virtual process number (creation order, from 1).
     pub vpid: u32,
     /// The traced parent, if any.

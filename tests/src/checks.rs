@@ -8,11 +8,20 @@ use crate::exec::{Exec, Run};
 /// Seeds compared by the "another seed gives another outcome" tests.
 pub const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
 
-/// Runs `exec` twice and asserts the two runs agree: same exit code,
-/// byte-identical stdout, same trace hash and event count. Returns the first.
+/// Runs `exec` twice and asserts the two runs agree (see
+/// [`assert_same_outcome`]). Returns the first.
+#[track_caller]
 pub fn run_twice(exec: &Exec) -> Run {
     let first = exec.run();
     let second = exec.run();
+    assert_same_outcome(&first, &second);
+    first
+}
+
+/// Asserts two runs that should be identical are: same exit code,
+/// byte-identical stdout, same trace hash and event count.
+#[track_caller]
+pub fn assert_same_outcome(first: &Run, second: &Run) {
     assert_eq!(
         first.code(),
         second.code(),
@@ -31,11 +40,11 @@ pub fn run_twice(exec: &Exec) -> Run {
         a.events, b.events,
         "same seed, different event counts\n{first}\n{second}"
     );
-    first
 }
 
 /// Runs `exec` once per seed in [`SEEDS`] (each run must succeed) and
 /// returns `project` of each run's stdout, in seed order.
+#[track_caller]
 pub fn per_seed(exec: &Exec, project: impl Fn(&str) -> String) -> Vec<String> {
     SEEDS
         .iter()
@@ -54,6 +63,7 @@ pub fn per_seed(exec: &Exec, project: impl Fn(&str) -> String) -> Vec<String> {
 
 /// Asserts that `project` of the stdout is not the same for every seed in
 /// [`SEEDS`]: the seed really steers the outcome.
+#[track_caller]
 pub fn assert_seeds_vary(exec: &Exec, project: impl Fn(&str) -> String) {
     let outcomes = per_seed(exec, project);
     let distinct: BTreeSet<&String> = outcomes.iter().collect();
@@ -66,11 +76,13 @@ pub fn assert_seeds_vary(exec: &Exec, project: impl Fn(&str) -> String) {
 
 /// Asserts that `project` of the stdout differs for every pair of seeds in
 /// [`SEEDS`] (for values, such as random bytes, that must never collide).
+#[track_caller]
 pub fn assert_seeds_all_differ(exec: &Exec, project: impl Fn(&str) -> String) {
     assert_all_distinct(&per_seed(exec, project), "per-seed values");
 }
 
 /// Asserts no two of `values` are equal.
+#[track_caller]
 pub fn assert_all_distinct(values: &[String], what: &str) {
     let distinct: BTreeSet<&String> = values.iter().collect();
     assert_eq!(
@@ -85,6 +97,7 @@ pub fn assert_all_distinct(values: &[String], what: &str) {
 pub const VIRTUAL_SLEEP_WALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Asserts `low <= value < high` for a reading named `what` of `run`.
+#[track_caller]
 pub fn assert_in_range<T: PartialOrd + std::fmt::Debug>(
     value: T,
     low: T,
@@ -99,6 +112,7 @@ pub fn assert_in_range<T: PartialOrd + std::fmt::Debug>(
 }
 
 /// Asserts the run took less than [`VIRTUAL_SLEEP_WALL_LIMIT`] of wall time.
+#[track_caller]
 pub fn assert_fast(run: &Run) {
     assert!(
         run.wall < VIRTUAL_SLEEP_WALL_LIMIT,

@@ -166,10 +166,12 @@ impl Exec {
         let Some(status) = status else {
             kill_group(&child);
             let _ = child.wait();
+            let stdout = collect(&stdout, PIPE_CLOSE_GRACE).unwrap_or_default();
             let stderr = collect(&stderr, PIPE_CLOSE_GRACE).unwrap_or_default();
             panic!(
-                "{description}\ntimed out after {:?} (killed); stderr:\n{}",
+                "{description}\ntimed out after {:?} (killed)\n--- stdout:\n{}\n--- stderr:\n{}",
                 self.timeout,
+                tail(&String::from_utf8_lossy(&stdout), 4000),
                 tail(&String::from_utf8_lossy(&stderr), 8000)
             );
         };
@@ -218,6 +220,7 @@ impl Run {
     }
 
     /// stdout as UTF-8 (panics with context if it is not).
+    #[track_caller]
     pub fn out(&self) -> &str {
         std::str::from_utf8(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not UTF-8 ({e})\n{self}"))
@@ -248,17 +251,20 @@ impl Run {
 
     /// The parsed summary line; panics with context unless there is exactly
     /// one well-formed `faultline: summary` line.
+    #[track_caller]
     pub fn summary(&self) -> Summary {
         Summary::from_stderr(&self.stderr).unwrap_or_else(|e| panic!("{e}\n{self}"))
     }
 
     /// Asserts faultline exited with `code`.
+    #[track_caller]
     pub fn expect_code(&self, code: i32) -> &Self {
         assert_eq!(self.code(), code, "unexpected exit code\n{self}");
         self
     }
 
     /// Asserts the program ran to exit code 0 and the summary says so.
+    #[track_caller]
     pub fn expect_success(&self) -> &Self {
         self.expect_code(0);
         assert_eq!(

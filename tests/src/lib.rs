@@ -33,7 +33,7 @@ pub const STARTUP_SLACK_SECS: i64 = 5;
 /// Defines a test module with one `#[test]` per linkage (`dynamic` and
 /// `static_`) of a C or Rust program, both calling the same body.
 ///
-/// ```ignore
+/// ```text
 /// fn clocks_at_epoch(program: Program) { /* ... */ }
 /// per_linkage!(c_clocks, Program::c("clocks"), clocks_at_epoch);
 /// ```

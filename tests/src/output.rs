@@ -5,6 +5,7 @@ use std::str::FromStr;
 
 /// The whitespace-separated words after `key` on the first line of `text`
 /// whose first word is `key`. Panics (showing `text`) if there is none.
+#[track_caller]
 pub fn words<'a>(text: &'a str, key: &str) -> Vec<&'a str> {
     text.lines()
         .map(|line| line.split_whitespace().collect::<Vec<_>>())
@@ -14,6 +15,7 @@ pub fn words<'a>(text: &'a str, key: &str) -> Vec<&'a str> {
 }
 
 /// The first word after `key` (see [`words`]), parsed.
+#[track_caller]
 pub fn value<T: FromStr>(text: &str, key: &str) -> T
 where
     T::Err: Debug,
@@ -24,6 +26,7 @@ where
 /// On the line starting with `key`, the word following the word `label`
 /// (which may be `key` itself), parsed. For `after monotonic 1.5 realtime 1.5`,
 /// `word_after(text, "after", "realtime")` is 1.5.
+#[track_caller]
 pub fn word_after<T: FromStr>(text: &str, key: &str, label: &str) -> T
 where
     T::Err: Debug,
@@ -44,6 +47,7 @@ where
 }
 
 /// A `seconds.fraction` reading as whole seconds (no float rounding).
+#[track_caller]
 pub fn whole_seconds(reading: &str) -> i64 {
     let whole = reading.split('.').next().unwrap_or(reading);
     whole

@@ -21,12 +21,14 @@ pub fn target_dir() -> PathBuf {
     }
 }
 
-/// The faultline binary under test: `$FAULTLINE_BIN`, or the release build
+/// The faultline binary under test: `$FAULTLINE_BIN` (relative to the
+/// workspace root if relative), or the release build
 /// `<target>/release/faultline`.
 pub fn faultline_bin() -> PathBuf {
-    env::var_os("FAULTLINE_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| target_dir().join("release").join("faultline"))
+    match env::var_os("FAULTLINE_BIN") {
+        Some(bin) => workspace_root().join(bin),
+        None => target_dir().join("release").join("faultline"),
+    }
 }
 
 /// A fresh, empty directory under `<target>/e2e-scratch/` whose name starts

@@ -28,6 +28,18 @@ pub enum Lang {
     Go,
 }
 
+impl Lang {
+    /// Directory name of the language under `tests/programs/` and
+    /// `<target>/test-programs/`.
+    pub const fn dir(self) -> &'static str {
+        match self {
+            Lang::C => "c",
+            Lang::Rust => "rust",
+            Lang::Go => "go",
+        }
+    }
+}
+
 /// How a program is linked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Linkage {
@@ -83,13 +95,13 @@ impl Program {
 
     /// The program's source file.
     pub fn source(&self) -> PathBuf {
-        let (dir, ext) = match self.lang {
-            Lang::C => ("c", "c"),
-            Lang::Rust => ("rust", "rs"),
-            Lang::Go => ("go", "go"),
+        let ext = match self.lang {
+            Lang::C => "c",
+            Lang::Rust => "rs",
+            Lang::Go => "go",
         };
         programs_dir()
-            .join(dir)
+            .join(self.lang.dir())
             .join(format!("{}.{ext}", self.name))
     }
 
@@ -99,9 +111,8 @@ impl Program {
             (Lang::Go, _) | (_, Linkage::Dynamic) => "",
             (_, Linkage::Static) => "-static",
         };
-        let lang = format!("{:?}", self.lang).to_lowercase();
         build_dir()
-            .join(lang)
+            .join(self.lang.dir())
             .join(format!("{}{suffix}", self.name))
     }
 
@@ -151,7 +162,7 @@ impl Program {
             Lang::C => {
                 command = Command::new(tool("CC", "gcc"));
                 command.args(["-O2", "-g", "-Wall", "-Wextra", "-Werror", "-pthread"]);
-                command.arg("-I").arg(programs_dir().join("c"));
+                command.arg("-I").arg(programs_dir().join(Lang::C.dir()));
                 if self.linkage == Linkage::Static {
                     command.arg("-static");
                 }
@@ -208,7 +219,7 @@ impl Program {
     fn inputs(&self) -> Vec<PathBuf> {
         let mut files = vec![self.source()];
         if self.lang == Lang::C {
-            let dir = programs_dir().join("c");
+            let dir = programs_dir().join(Lang::C.dir());
             let mut headers: Vec<PathBuf> = fs::read_dir(&dir)
                 .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
                 .map(|entry| entry.expect("read dir entry").path())

@@ -99,13 +99,7 @@ impl Supervisor {
     /// Passes a blocking call to the kernel only when it cannot block:
     /// the descriptor is non-blocking or already ready; otherwise parks it.
     fn park_unless_ready(&mut self, pid: i32, fds: Vec<(i32, i16)>) -> Action {
-        let Some(pidfd) = self.procs.get(&pid).and_then(|p| p.pidfd.as_ref()) else {
-            return pass();
-        };
-        let ready = fds.iter().any(|&(fd, ev)| {
-            fdprobe::probe(pidfd, fd, ev).map_or(true, |p| p.nonblocking || p.revents != 0)
-        });
-        if ready {
+        if self.fds_ready(pid, &fds, true) {
             return pass();
         }
         Action::Park(Wait {

@@ -41,14 +41,7 @@ impl Supervisor {
         let Some(zero) = self.zero_timeout(c, &timeout) else {
             return super::err(libc::EFAULT);
         };
-        let pidfd = self.procs.get(&c.pid).and_then(|p| p.pidfd.as_ref());
-        let ready = wait == Some(0)
-            || pidfd.is_none_or(|pidfd| {
-                fds.iter().any(|&(fd, ev)| {
-                    crate::fdprobe::probe(pidfd, fd, ev).map_or(true, |p| p.revents != 0)
-                })
-            });
-        if ready {
+        if wait == Some(0) || self.fds_ready(c.pid, &fds, false) {
             return Action::Now(zero);
         }
         Action::Park(Wait {

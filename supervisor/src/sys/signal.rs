@@ -60,18 +60,25 @@ impl SigStatus {
 impl Supervisor {
     /// kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo.
     pub(super) fn sys_kill(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        // Targets are ids as the program sees them (its PID namespace).
         let (target, sig) = match c.nr {
             libc::SYS_kill | libc::SYS_rt_sigqueueinfo => (c.a[0] as i32, c.a[1] as i32),
-            libc::SYS_tkill => (self.pid_of_tid(c.a[0] as i32).unwrap_or(0), c.a[1] as i32),
+            libc::SYS_tkill => (
+                self.ns_pid_of_tid(c.a[0] as i32).unwrap_or(-1),
+                c.a[1] as i32,
+            ),
             _ => (c.a[0] as i32, c.a[2] as i32),
         };
         targs.push(sig as i64);
+        let by_ns = self
+            .procs
+            .values()
+            .find(|p| p.ns_pid == target)
+            .map(|p| p.pid);
         let root_group = -self.root_group();
-        let targets: Vec<i32> = if target > 0 && self.procs.contains_key(&target) {
-            vec![target]
-        } else if (c.nr == libc::SYS_kill && (target == 0 || target == root_group))
-            || (target == 0 && c.nr == libc::SYS_tkill)
-        {
+        let targets: Vec<i32> = if let (true, Some(host)) = (target > 0, by_ns) {
+            vec![host]
+        } else if c.nr == libc::SYS_kill && (target == 0 || target == root_group) {
             self.procs.keys().copied().collect()
         } else {
             return self.unsupported(
@@ -85,8 +92,9 @@ impl Supervisor {
         pass()
     }
 
-    fn pid_of_tid(&self, tid: i32) -> Option<i32> {
-        self.by_tid.get(&tid).map(|v| self.threads[v].pid)
+    fn ns_pid_of_tid(&self, ns_tid: i32) -> Option<i32> {
+        let t = self.threads.values().find(|t| t.ns_tid == ns_tid)?;
+        self.procs.get(&t.pid).map(|p| p.ns_pid)
     }
 
     /// rt_sigaction: remember which handlers restart interrupted calls.

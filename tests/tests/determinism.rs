@@ -1,0 +1,225 @@
+//! Determinism machinery: seed parsing, `--check-determinism` (both
+//! verdicts), `--trace` files, and the watchdog for spinning threads.
+
+use std::collections::BTreeSet;
+use std::fs;
+
+use faultline_e2e::checks::assert_same_outcome;
+use faultline_e2e::paths::scratch_dir;
+use faultline_e2e::trace::read_trace;
+use faultline_e2e::{Exec, Program};
+
+/// Iterations of the spin program: about 2 s of wall time natively.
+const SPIN_ITERATIONS: &str = "1200000000";
+/// What the spin program prints after [`SPIN_ITERATIONS`] (pure computation).
+const SPIN_RESULT: &str = "spin done fee615838bee281d\n";
+
+#[test]
+fn seed_accepts_decimal_and_hex_and_defaults_to_zero() {
+    let exec = Exec::program(Program::c("random"));
+    let decimal = exec.clone().seed(7).run();
+    let hex = exec.clone().seed_text("0x7").run();
+    decimal.expect_success();
+    hex.expect_success();
+    assert_eq!(decimal.summary().seed, 7, "\n{decimal}");
+    assert_same_outcome(&decimal, &hex);
+
+    let default = exec.clone().run();
+    let zero = exec.clone().seed(0).run();
+    default.expect_success();
+    assert_eq!(default.summary().seed, 0, "default seed\n{default}");
+    assert_same_outcome(&default, &zero);
+    assert!(
+        default.stdout != decimal.stdout,
+        "seeds 0 and 7 gave the same random bytes\n{default}\n{decimal}"
+    );
+
+    let big = exec.seed_text("0xdeadbeefcafef00d").run();
+    big.expect_success();
+    assert_eq!(big.summary().seed, 0xdead_beef_cafe_f00d, "\n{big}");
+}
+
+#[test]
+fn check_determinism_passes_for_c_threads() {
+    let run = Exec::program(Program::c("mutex_log"))
+        .seed(41)
+        .check_determinism()
+        .run();
+    run.expect_success();
+    assert!(
+        run.faultline_line_with("faultline: determinism ok")
+            .is_some(),
+        "\n{run}"
+    );
+}
+
+#[test]
+fn check_determinism_passes_for_go_goroutines() {
+    let run = Exec::program(Program::go("goroutines"))
+        .seed(42)
+        .check_determinism()
+        .run();
+    run.expect_success();
+    assert!(
+        run.faultline_line_with("faultline: determinism ok")
+            .is_some(),
+        "\n{run}"
+    );
+}
+
+#[test]
+fn check_determinism_keeps_the_exit_code() {
+    let run = Exec::new("/bin/sh")
+        .arg("-c")
+        .arg("exit 3")
+        .check_determinism()
+        .run();
+    run.expect_code(3);
+    assert!(
+        run.faultline_line_with("faultline: determinism ok")
+            .is_some(),
+        "\n{run}"
+    );
+}
+
+#[test]
+fn check_determinism_reports_divergence() {
+    // The counter program makes one more nanosleep on every run.
+    let counter = scratch_dir("counter").join("count");
+    fs::write(&counter, "0\n").expect("create counter file");
+    let run = Exec::program(Program::c("counter"))
+        .arg(&counter)
+        .seed(43)
+        .check_determinism()
+        .run();
+    run.expect_code(123);
+    assert_eq!(
+        fs::read_to_string(&counter).ok().as_deref(),
+        Some("2\n"),
+        "expected exactly two runs\n{run}"
+    );
+    assert!(
+        run.faultline_line_with("determinism ok").is_none(),
+        "\n{run}"
+    );
+    // The report shows the first divergent event of each run: a syscall the
+    // program makes (where exactly depends on which arguments and results
+    // faultline hashes).
+    let calls = ["openat", "read", "write", "close", "nanosleep"];
+    let naming_a_call = run
+        .faultline_lines()
+        .into_iter()
+        .filter(|l| !l.starts_with(faultline_e2e::summary::SUMMARY_PREFIX))
+        .filter(|l| calls.iter().any(|c| l.contains(c)))
+        .count();
+    assert!(
+        naming_a_call >= 2,
+        "expected the first divergent event of each run, naming its syscall\n{run}"
+    );
+}
+
+#[test]
+fn trace_is_json_lines_and_reproducible() {
+    let dir = scratch_dir("trace");
+    let exec = Exec::program(Program::c("mutex_log")).seed(44);
+    let (path_a, path_b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    let a = exec.clone().trace(&path_a).run();
+    let b = exec.trace(&path_b).run();
+    a.expect_success();
+    b.expect_success();
+    assert_same_outcome(&a, &b);
+
+    let events = read_trace(&path_a).unwrap_or_else(|e| panic!("{e}\n{a}"));
+    assert!(!events.is_empty(), "empty trace\n{a}");
+    assert_eq!(
+        events.len() as u64,
+        a.summary().events,
+        "trace lines vs summary events\n{a}"
+    );
+    assert_eq!(
+        events[0].tid, 1,
+        "the first event is not the first thread's\n{a}"
+    );
+    for pair in events.windows(2) {
+        assert_eq!(
+            pair[1].n,
+            pair[0].n + 1,
+            "event numbers not consecutive: {pair:?}"
+        );
+        assert!(
+            pair[1].t >= pair[0].t,
+            "virtual time went backwards: {pair:?}"
+        );
+    }
+    let tids: BTreeSet<u64> = events.iter().map(|e| e.tid).collect();
+    assert!(
+        tids.len() >= 5 && !tids.contains(&0),
+        "expected main + 4 workers, got tids {tids:?}"
+    );
+    let calls: BTreeSet<&str> = events.iter().map(|e| e.call.as_str()).collect();
+    assert!(
+        calls.contains("sched_yield"),
+        "no sched_yield event: {calls:?}"
+    );
+    assert!(
+        calls.iter().any(|c| c.contains("nanosleep")),
+        "no nanosleep event: {calls:?}"
+    );
+    assert!(
+        fs::read(&path_a).unwrap() == fs::read(&path_b).unwrap(),
+        "same seed, different trace files"
+    );
+}
+
+#[test]
+fn trace_time_follows_virtual_sleep() {
+    let path = scratch_dir("trace-sleep").join("trace.jsonl");
+    let run = Exec::program(Program::c("sleep_hour"))
+        .seed(45)
+        .trace(&path)
+        .run();
+    run.expect_success();
+    let events = read_trace(&path).unwrap_or_else(|e| panic!("{e}\n{run}"));
+    let last = events.iter().map(|e| e.t).max().unwrap_or(0);
+    assert!(
+        last >= 5_400_000_000_000,
+        "last event at t={last} ns, before the 1.5 h of sleeps ended\n{run}"
+    );
+}
+
+#[test]
+fn spinning_alone_completes() {
+    let run = Exec::program(Program::c("spin"))
+        .arg("0")
+        .arg(SPIN_ITERATIONS)
+        .seed(46)
+        .run();
+    run.expect_success();
+    assert_eq!(run.out(), SPIN_RESULT, "\n{run}");
+}
+
+#[test]
+fn spinning_beside_a_runnable_thread_is_flagged() {
+    let run = Exec::program(Program::c("spin"))
+        .arg("1")
+        .arg(SPIN_ITERATIONS)
+        .seed(47)
+        .run();
+    run.expect_success();
+    assert_eq!(run.out(), SPIN_RESULT, "\n{run}");
+    assert!(
+        run.faultline_line_with("possibly non-deterministic").is_some(),
+        "a thread spun ~2 s without a syscall while another was runnable: the watchdog must preempt it and flag the run\n{run}"
+    );
+}
+
+#[test]
+fn spin_result_is_pure_computation() {
+    // Guards SPIN_RESULT: the same binary run natively prints it too.
+    let native = std::process::Command::new(Program::c("spin").path())
+        .args(["0", SPIN_ITERATIONS])
+        .output()
+        .expect("run spin natively");
+    assert!(native.status.success());
+    assert_eq!(String::from_utf8_lossy(&native.stdout), SPIN_RESULT);
+}

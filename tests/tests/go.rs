@@ -1,0 +1,126 @@
+//! Go 1.19 programs (static, default GOMAXPROCS): goroutines and channels,
+//! map order, time.Now/Sleep, timers and select, math/rand and crypto/rand.
+
+use faultline_e2e::checks::{
+    assert_fast, assert_in_range, assert_seeds_all_differ, assert_seeds_vary, run_twice,
+};
+use faultline_e2e::output::{value, word_after, words};
+use faultline_e2e::{Exec, Program, DEFAULT_EPOCH, STARTUP_SLACK_SECS};
+
+#[test]
+fn goroutine_interleaving_follows_seed() {
+    let exec = Exec::program(Program::go("goroutines"));
+    let run = run_twice(&exec.clone().seed(31));
+    run.expect_success();
+    let out = run.out();
+    assert_eq!(words(out, "counts"), ["25", "25", "25", "25"], "\n{run}");
+    assert_eq!(value::<String>(out, "order").len(), 100, "\n{run}");
+    assert_seeds_vary(&exec, |out| value(out, "order"));
+}
+
+#[test]
+fn cpus_option_sets_the_visible_cpu_count() {
+    let run = run_twice(&Exec::program(Program::go("goroutines")).seed(31).cpus(3));
+    run.expect_success();
+    let out = run.out();
+    assert_eq!(
+        word_after::<u32>(out, "gomaxprocs", "numcpu"),
+        3,
+        "runtime.NumCPU()\n{run}"
+    );
+    assert_eq!(
+        value::<u32>(out, "gomaxprocs"),
+        3,
+        "default GOMAXPROCS\n{run}"
+    );
+}
+
+#[test]
+fn map_order_follows_seed() {
+    let exec = Exec::program(Program::go("maps"));
+    let run = run_twice(&exec.clone().seed(32));
+    run.expect_success();
+    let expected: Vec<String> = (0..16).map(|i| format!("key{i:02}")).collect();
+    for pass in ["pass1", "pass2"] {
+        let mut keys = words(run.out(), pass);
+        keys.sort_unstable();
+        assert_eq!(keys, expected, "{pass} lost or invented keys\n{run}");
+    }
+    assert_seeds_vary(&exec, |out| {
+        format!(
+            "{} / {}",
+            words(out, "pass1").join(" "),
+            words(out, "pass2").join(" ")
+        )
+    });
+}
+
+#[test]
+fn hour_sleep_is_virtual() {
+    let run = run_twice(&Exec::program(Program::go("clock")).seed(33));
+    run.expect_success();
+    assert_fast(&run);
+    let out = run.out();
+    let start: i64 = word_after(out, "now", "unix");
+    assert_in_range(
+        start,
+        DEFAULT_EPOCH,
+        DEFAULT_EPOCH + STARTUP_SLACK_SECS,
+        "time.Now() at start",
+        &run,
+    );
+    assert!(
+        value::<String>(out, "now").starts_with("2025-01-01T00:00:0"),
+        "\n{run}"
+    );
+    assert_in_range(
+        value::<f64>(out, "slept"),
+        3600.0,
+        3601.0,
+        "time.Since after time.Sleep(time.Hour)",
+        &run,
+    );
+    let end = out.lines().last().unwrap_or_default();
+    assert!(
+        end.starts_with("now 2025-01-01T01:00:0"),
+        "time.Now() after the sleep: {end:?}\n{run}"
+    );
+}
+
+#[test]
+fn epoch_option_moves_time_now() {
+    let run = run_twice(
+        &Exec::program(Program::go("clock"))
+            .arg("1s")
+            .seed(33)
+            .epoch("2030-06-15T12:00:00Z"),
+    );
+    run.expect_success();
+    assert!(
+        value::<String>(run.out(), "now").starts_with("2030-06-15T12:00:0"),
+        "\n{run}"
+    );
+}
+
+#[test]
+fn timers_and_select_fire_in_virtual_order() {
+    let run = run_twice(&Exec::program(Program::go("timers")).seed(34));
+    run.expect_success();
+    assert_fast(&run);
+    assert_eq!(
+        run.out(),
+        "timer won at 1.000\nafterfunc ran at 1.500\ntick 1 at 1.600\ntick 2 at 1.700\n\
+         tick 3 at 1.800\ntimeout at 4.800\n",
+        "\n{run}"
+    );
+}
+
+#[test]
+fn crypto_rand_follows_seed() {
+    let exec = Exec::program(Program::go("rand"));
+    let run = run_twice(&exec.clone().seed(35));
+    run.expect_success();
+    assert_eq!(words(run.out(), "math").len(), 4, "\n{run}");
+    assert_eq!(value::<String>(run.out(), "crypto").len(), 32, "\n{run}");
+    assert_seeds_all_differ(&exec, |out| value(out, "crypto"));
+}

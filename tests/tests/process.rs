@@ -1,0 +1,199 @@
+//! Processes: exit codes and signals, faultline's own errors, stdout and
+//! stderr pass-through, fork/exec, a real Go binary (etcd), and that no
+//! process outlives a killed supervisor.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Command;
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use faultline_e2e::checks::run_twice;
+use faultline_e2e::exec::{drain, kill_group};
+use faultline_e2e::paths::scratch_dir;
+use faultline_e2e::procs::{descendants, ProcInfo};
+use faultline_e2e::{per_linkage, Exec, Program};
+
+const ETCD: &str = "/usr/bin/etcd";
+
+fn segfault_gives_139_and_a_report(program: Program) {
+    let run = run_twice(&Exec::program(program).seed(21));
+    run.expect_code(139);
+    assert_eq!(run.out(), "about to segfault\n", "\n{run}");
+    assert!(
+        run.faultline_line_with("SIGSEGV").is_some(),
+        "no faultline line names SIGSEGV\n{run}"
+    );
+    assert_eq!(run.summary().exit, 139, "summary exit code\n{run}");
+}
+per_linkage!(
+    segfault_gives_139_and_a_report,
+    Program::c("segfault"),
+    segfault_gives_139_and_a_report
+);
+
+#[test]
+fn missing_binary_is_faultlines_error() {
+    let missing = scratch_dir("missing").join("no-such-program");
+    let run = Exec::new(&missing).run();
+    run.expect_code(125);
+    assert!(run.stdout.is_empty(), "\n{run}");
+    let error = run
+        .faultline_line_with("faultline: error:")
+        .unwrap_or_else(|| panic!("no `faultline: error:` line\n{run}"));
+    assert!(
+        error.contains("no-such-program"),
+        "the error does not name the program: {error}\n{run}"
+    );
+}
+
+#[test]
+fn exit_codes_pass_through() {
+    for (script, code) in [("exit 0", 0), ("exit 3", 3), ("exit 77", 77)] {
+        let run = Exec::new("/bin/sh").arg("-c").arg(script).run();
+        run.expect_code(code);
+        assert_eq!(run.summary().exit, code, "summary exit code\n{run}");
+    }
+}
+
+#[test]
+fn stdout_is_byte_exact_and_program_stderr_passes() {
+    let script = r"printf 'bin\000\001\377\r\nno newline'; printf 'to stderr\n' >&2";
+    let native = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(script)
+        .output()
+        .expect("run /bin/sh");
+    let run = Exec::new("/bin/sh").arg("-c").arg(script).run();
+    run.expect_success();
+    assert_eq!(
+        run.stdout, native.stdout,
+        "stdout differs from the native run\n{run}"
+    );
+    assert_eq!(
+        run.program_stderr_lines(),
+        ["to stderr"],
+        "program stderr\n{run}"
+    );
+}
+
+fn fork_exec_and_wait(program: Program) {
+    let run = run_twice(&Exec::program(program).seed(22));
+    run.expect_success();
+    assert_eq!(
+        run.out(),
+        "/bin/true exited 0\nforked child exited 7\n/bin/false exited 1\n",
+        "\n{run}"
+    );
+}
+per_linkage!(
+    fork_exec_and_wait,
+    Program::c("fork_exec"),
+    fork_exec_and_wait
+);
+
+#[test]
+fn etcd_version_runs_deterministically() {
+    assert!(
+        Path::new(ETCD).is_file(),
+        "{ETCD} is missing: run scripts/setup (apt-get install etcd-server)"
+    );
+    let native = Command::new(ETCD)
+        .arg("--version")
+        .output()
+        .expect("run etcd natively");
+    assert!(
+        native.status.success(),
+        "etcd --version fails natively: {native:?}"
+    );
+    let run = run_twice(&Exec::new(ETCD).arg("--version").seed(23));
+    run.expect_success();
+    assert!(run.out().starts_with("etcd Version: "), "\n{run}");
+    assert_eq!(
+        run.stdout, native.stdout,
+        "etcd --version prints differently under faultline\n{run}"
+    );
+}
+
+/// Reads `reader` line by line on a thread.
+fn lines_of<R: std::io::Read + Send + 'static>(reader: R) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(reader).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// The processes of `procs` still alive after waiting up to `grace`.
+fn survivors_after(procs: &[ProcInfo], grace: Duration) -> Vec<ProcInfo> {
+    let deadline = Instant::now() + grace;
+    loop {
+        let alive: Vec<ProcInfo> = procs.iter().copied().filter(ProcInfo::is_alive).collect();
+        if alive.is_empty() || Instant::now() >= deadline {
+            return alive;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn no_process_survives_killed_supervisor(program: Program) {
+    let mut faultline = Exec::program(program).seed(24).spawn();
+    // Held open until the end: on EOF the program would reap its child itself.
+    let _stdin = faultline.stdin.take().expect("piped stdin");
+    let stderr = drain(faultline.stderr.take().expect("piped stderr"));
+    let stdout = lines_of(faultline.stdout.take().expect("piped stdout"));
+    let first = stdout.recv_timeout(Duration::from_secs(30));
+    let Ok(first) = first else {
+        kill_group(&faultline);
+        let _ = faultline.wait();
+        let stderr = stderr
+            .recv_timeout(Duration::from_secs(5))
+            .unwrap_or_default();
+        panic!(
+            "the program never printed its child's pid; stderr:\n{}",
+            String::from_utf8_lossy(&stderr)
+        );
+    };
+    assert!(
+        first.starts_with("child "),
+        "unexpected first line {first:?}"
+    );
+
+    let tracees = descendants(faultline.id());
+    assert!(
+        tracees.len() >= 2,
+        "expected the program and its child below faultline (pid {}), found {tracees:?}",
+        faultline.id()
+    );
+    assert!(
+        faultline.try_wait().expect("poll faultline").is_none(),
+        "faultline exited on its own"
+    );
+
+    faultline.kill().expect("SIGKILL faultline"); // by its pid only
+    faultline.wait().expect("reap faultline");
+
+    let survivors = survivors_after(&tracees, Duration::from_secs(5));
+    for p in &survivors {
+        // Clean up before failing, by pid, so the machine is left as found.
+        let pid = libc::pid_t::try_from(p.pid).expect("pid fits pid_t");
+        // SAFETY: plain kill(2) of a process this test started (indirectly).
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "processes outlived the SIGKILLed supervisor: {survivors:?}"
+    );
+}
+per_linkage!(
+    no_process_survives_killed_supervisor,
+    Program::c("orphan"),
+    no_process_survives_killed_supervisor
+);

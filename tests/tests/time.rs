@@ -1,0 +1,120 @@
+//! Virtual time: clocks start at the epoch, `--epoch` moves them, long
+//! sleeps complete at once in wall time, and rdtsc follows virtual time.
+
+use faultline_e2e::checks::{assert_fast, assert_in_range, run_twice};
+use faultline_e2e::output::{value, whole_seconds, word_after};
+use faultline_e2e::{per_linkage, Exec, Program, DEFAULT_EPOCH, STARTUP_SLACK_SECS};
+
+/// Unix time of 2030-06-15T12:00:00Z, the epoch the `--epoch` tests pass.
+const OTHER_EPOCH: i64 = 1_907_755_200;
+const OTHER_EPOCH_RFC3339: &str = "2030-06-15T12:00:00Z";
+
+/// Asserts every wall-clock reading of the clocks program is just after `epoch`,
+/// and the monotonic clocks are sane.
+fn assert_clocks_start_at(out: &str, epoch: i64, run: &faultline_e2e::Run) {
+    for key in ["realtime", "realtime_coarse", "gettimeofday", "time"] {
+        let secs = whole_seconds(&value::<String>(out, key));
+        assert_in_range(secs, epoch, epoch + STARTUP_SLACK_SECS, key, run);
+    }
+    let monotonic: f64 = value(out, "monotonic");
+    let boottime: f64 = value(out, "boottime");
+    assert!(
+        monotonic >= 0.0 && boottime >= monotonic,
+        "monotonic {monotonic} / boottime {boottime}\n{run}"
+    );
+}
+
+fn clocks_start_at_default_epoch(program: Program) {
+    let run = run_twice(&Exec::program(program).seed(3));
+    run.expect_success();
+    assert_clocks_start_at(run.out(), DEFAULT_EPOCH, &run);
+}
+per_linkage!(
+    c_clocks_start_at_default_epoch,
+    Program::c("clocks"),
+    clocks_start_at_default_epoch
+);
+
+#[test]
+fn epoch_option_moves_realtime() {
+    let run = run_twice(
+        &Exec::program(Program::c("clocks"))
+            .seed(3)
+            .epoch(OTHER_EPOCH_RFC3339),
+    );
+    run.expect_success();
+    assert_clocks_start_at(run.out(), OTHER_EPOCH, &run);
+}
+
+fn hour_sleep_takes_no_wall_time(program: Program) {
+    let run = run_twice(&Exec::program(program).seed(1));
+    run.expect_success();
+    assert_fast(&run);
+    let out = run.out();
+    for clock in ["monotonic", "realtime"] {
+        let slept: f64 = word_after(out, "after_sleep", clock);
+        assert_in_range(
+            slept,
+            3600.0,
+            3601.0,
+            &format!("{clock} after sleep(3600)"),
+            &run,
+        );
+        let total: f64 = word_after(out, "after_abstime", clock);
+        assert_in_range(
+            total,
+            5400.0,
+            5401.0,
+            &format!("{clock} after TIMER_ABSTIME sleep"),
+            &run,
+        );
+    }
+    assert!(
+        run.summary().vtime_secs >= 5400.0,
+        "summary vtime below the time slept\n{run}"
+    );
+}
+per_linkage!(
+    c_hour_sleep_takes_no_wall_time,
+    Program::c("sleep_hour"),
+    hour_sleep_takes_no_wall_time
+);
+
+fn rust_clocks_follow_virtual_sleeps(program: Program) {
+    let run = run_twice(&Exec::program(program).seed(2));
+    run.expect_success();
+    assert_fast(&run);
+    let out = run.out();
+    let start = whole_seconds(&value::<String>(out, "systemtime"));
+    assert_in_range(
+        start,
+        DEFAULT_EPOCH,
+        DEFAULT_EPOCH + STARTUP_SLACK_SECS,
+        "SystemTime::now()",
+        &run,
+    );
+    let woke: Vec<&str> = out.lines().filter(|l| l.starts_with("woke ")).collect();
+    assert_eq!(
+        woke,
+        ["woke 1 at 1.000", "woke 2 at 2.000", "woke 3 at 3.000"],
+        "sleepers of 1, 2 and 3 hours must wake in order, on the hour\n{run}"
+    );
+    for key in ["instant_elapsed", "systemtime_elapsed"] {
+        assert_in_range(value::<f64>(out, key), 10800.0, 10801.0, key, &run);
+    }
+}
+per_linkage!(
+    rust_clocks_follow_virtual_sleeps,
+    Program::rust("clocks"),
+    rust_clocks_follow_virtual_sleeps
+);
+
+#[test]
+fn rdtsc_is_virtual_and_advances() {
+    let run = run_twice(&Exec::program(Program::c("rdtsc")).seed(9));
+    run.expect_success();
+    let out = run.out();
+    let (t1, t2): (u64, u64) = (value(out, "tsc1"), value(out, "tsc2"));
+    assert!(t2 > t1, "rdtsc did not advance across a 10 ms sleep\n{run}");
+    assert_eq!(value::<String>(out, "advanced"), "yes");
+}
