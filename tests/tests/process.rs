@@ -197,3 +197,51 @@ per_linkage!(
     Program::c("orphan"),
     no_process_survives_killed_supervisor
 );
+
+fn pids_follow_creation_order(program: Program) {
+    let run = run_twice(&Exec::program(program).seed(5));
+    run.expect_success();
+    assert_eq!(
+        run.out(),
+        "pid 2 ppid 1\nthread tid 3\nchild pid 4 ppid 2\nparent saw child 4 exit 0\n",
+        "pids are not the namespace's creation-order ids\n{run}"
+    );
+}
+per_linkage!(
+    pids_follow_creation_order,
+    Program::c("pids"),
+    pids_follow_creation_order
+);
+
+/// Fail closed: a simulated process reaching for the host's loopback network
+/// gets an error, the report names the call, and the listener sees nothing.
+#[test]
+fn nothing_reaches_the_host_network() {
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").expect("bind tcp");
+    let port = tcp.local_addr().expect("tcp addr").port();
+    let udp = std::net::UdpSocket::bind(("127.0.0.1", port)).expect("bind udp");
+    tcp.set_nonblocking(true).expect("nonblocking tcp");
+    udp.set_nonblocking(true).expect("nonblocking udp");
+
+    let run = run_twice(&Exec::program(Program::c("net_escape")).arg(port.to_string()));
+    run.expect_success();
+    assert_eq!(
+        run.out(),
+        "tcp socket: Address family not supported by protocol\n\
+         udp socket: Address family not supported by protocol\n",
+        "\n{run}"
+    );
+    assert!(
+        run.faultline_line_with("AF_INET").is_some(),
+        "no report line names the refused socket\n{run}"
+    );
+    assert!(
+        tcp.accept().is_err(),
+        "a connection reached the host listener"
+    );
+    let mut buf = [0u8; 8];
+    assert!(
+        udp.recv_from(&mut buf).is_err(),
+        "a datagram reached the host"
+    );
+}
