@@ -39,12 +39,9 @@ fn seed_accepts_decimal_and_hex_and_defaults_to_zero() {
     assert_eq!(big.summary().seed, 0xdead_beef_cafe_f00d, "\n{big}");
 }
 
-#[test]
-fn check_determinism_passes_for_c_threads() {
-    let run = Exec::program(Program::c("mutex_log"))
-        .seed(41)
-        .check_determinism()
-        .run();
+/// `--check-determinism` on `program` prints `determinism ok` and succeeds.
+fn check_determinism_passes(program: Program, seed: u64) {
+    let run = Exec::program(program).seed(seed).check_determinism().run();
     run.expect_success();
     assert!(
         run.faultline_line_with("faultline: determinism ok")
@@ -54,17 +51,13 @@ fn check_determinism_passes_for_c_threads() {
 }
 
 #[test]
+fn check_determinism_passes_for_c_threads() {
+    check_determinism_passes(Program::c("mutex_log"), 41);
+}
+
+#[test]
 fn check_determinism_passes_for_go_goroutines() {
-    let run = Exec::program(Program::go("goroutines"))
-        .seed(42)
-        .check_determinism()
-        .run();
-    run.expect_success();
-    assert!(
-        run.faultline_line_with("faultline: determinism ok")
-            .is_some(),
-        "\n{run}"
-    );
+    check_determinism_passes(Program::go("goroutines"), 42);
 }
 
 #[test]
