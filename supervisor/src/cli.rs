@@ -85,6 +85,11 @@ pub struct ExecArgs {
     #[arg(long)]
     pub no_pin: bool,
 
+    /// Send the program a signal at a virtual time, e.g. `--signal-at 5s:TERM`
+    /// (repeatable). It arrives at the same point of every run.
+    #[arg(long, value_name = "TIME:SIGNAL", value_parser = parse_signal_at)]
+    pub signal_at: Vec<(u64, i32)>,
+
     /// Host name the program sees (uname).
     #[arg(long, default_value = "faultline")]
     pub hostname: String,
@@ -105,4 +110,29 @@ pub fn parse_seed(s: &str) -> Result<u64, String> {
         None => s.parse(),
     };
     parsed.map_err(|_| format!("seed {s:?} is not a decimal or 0x-hex 64-bit number"))
+}
+
+/// Parses `TIME:SIGNAL` such as `5s:TERM`, `1500ms:SIGUSR1` or `2s:9`.
+pub fn parse_signal_at(s: &str) -> Result<(u64, i32), String> {
+    let (time, sig) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?}: expected TIME:SIGNAL, e.g. 5s:TERM"))?;
+    let at = crate::duration::parse_ns(time)?;
+    let name = sig.trim_start_matches("SIG");
+    let num = match name {
+        "HUP" => libc::SIGHUP,
+        "INT" => libc::SIGINT,
+        "QUIT" => libc::SIGQUIT,
+        "KILL" => libc::SIGKILL,
+        "USR1" => libc::SIGUSR1,
+        "USR2" => libc::SIGUSR2,
+        "ALRM" => libc::SIGALRM,
+        "TERM" => libc::SIGTERM,
+        other => other
+            .parse()
+            .ok()
+            .filter(|n| (1..=64).contains(n))
+            .ok_or_else(|| format!("{s:?}: unknown signal {sig:?} (TERM, INT, KILL, HUP, USR1, USR2, ALRM or 1-64)"))?,
+    };
+    Ok((at, num))
 }

@@ -38,6 +38,7 @@ fn config(args: &ExecArgs) -> Result<Config, String> {
         idle_limit: Duration::from_secs(10),
         hostname: args.hostname.clone(),
         pin_cpu: !args.no_pin,
+        signals_at: args.signal_at.clone(),
         until_ns: args
             .timeout
             .as_deref()

@@ -43,6 +43,8 @@ pub struct Config {
     pub pin_cpu: bool,
     /// Stop the run when virtual time passes this (ns), if set.
     pub until_ns: Option<u64>,
+    /// Signals faultline sends the program: (virtual ns, signal number).
+    pub signals_at: Vec<(u64, i32)>,
 }
 
 /// How a run ended.
@@ -96,6 +98,8 @@ pub struct Supervisor {
     root_status: Option<i32>,
     early_stops: HashSet<i32>,
     pub(crate) signal_checks: BTreeSet<i32>,
+    /// Signals due at virtual times: alarm/setitimer, and `--signal-at`.
+    pub(crate) signal_timers: Vec<SignalTimer>,
     watchdog: Arc<Watchdog>,
     preemptions: u64,
     reported: HashSet<String>,
@@ -143,6 +147,7 @@ impl Supervisor {
             root_status: None,
             early_stops: HashSet::new(),
             signal_checks: BTreeSet::new(),
+            signal_timers: Vec::new(),
             watchdog,
             preemptions: 0,
             reported: HashSet::new(),
@@ -151,6 +156,15 @@ impl Supervisor {
         };
         let mm = sup.new_mm();
         sup.add_process(root_pid, None, mm);
+        for &(at, sig) in &sup.cfg.signals_at.clone() {
+            sup.signal_timers.push(SignalTimer {
+                pid: root_pid,
+                sig,
+                at,
+                interval: 0,
+                owner: TimerOwner::Faultline,
+            });
+        }
         let vtid = sup.add_thread(root_pid, root_pid);
         // The root's first stop is its exec event; it is "started" already.
         let th = sup.threads.get_mut(&vtid).expect("root thread");
@@ -240,6 +254,7 @@ impl Supervisor {
             if self.cfg.until_ns.is_some_and(|u| self.clock.now() >= u) {
                 break Ending::TimeLimit;
             }
+            self.fire_signal_timers();
             self.check_signals();
             self.wake_due();
             self.wake_ready_fds();
@@ -306,13 +321,34 @@ impl Supervisor {
     }
 
     fn next_deadline(&self) -> Option<u64> {
-        self.threads
-            .values()
-            .filter_map(|t| match &t.state {
-                ThreadState::Parked(w) => w.deadline,
-                _ => None,
-            })
-            .min()
+        let parked = self.threads.values().filter_map(|t| match &t.state {
+            ThreadState::Parked(w) => w.deadline,
+            _ => None,
+        });
+        parked.chain(self.signal_timers.iter().map(|t| t.at)).min()
+    }
+
+    /// Sends the signals whose time has come, in (time, process) order, at
+    /// this scheduling point; the targets' parked threads are then woken.
+    fn fire_signal_timers(&mut self) {
+        let now = self.clock.now();
+        let mut due: Vec<usize> = (0..self.signal_timers.len())
+            .filter(|&i| self.signal_timers[i].at <= now)
+            .collect();
+        due.sort_by_key(|&i| (self.signal_timers[i].at, self.signal_timers[i].pid));
+        for &i in &due {
+            let t = &mut self.signal_timers[i];
+            unsafe { libc::kill(t.pid, t.sig) };
+            let (pid, sig) = (t.pid, t.sig);
+            if t.interval > 0 {
+                t.at = (t.at + t.interval).max(now + 1);
+            }
+            let vpid = self.procs.get(&pid).map_or(0, |p| p.vpid as i64);
+            self.trace
+                .record(now, 0, "signal_timer", &[vpid, sig as i64], "sent");
+            self.signal_checks.insert(pid);
+        }
+        self.signal_timers.retain(|t| t.at > now);
     }
 
     /// Moves every parked thread whose deadline has passed to Ready.
@@ -656,6 +692,7 @@ impl Supervisor {
         let Some(p) = self.procs.remove(&pid) else {
             return;
         };
+        self.signal_timers.retain(|t| t.pid != pid);
         let desc = describe_status(status);
         self.trace.record(
             self.clock.now(),

@@ -63,8 +63,9 @@ pub struct Wait {
 pub enum WaitKind {
     /// futex wait on (address space, address) with a wake bitset.
     Futex { key: (u32, u64), bitset: u32 },
-    /// A sleep; only the deadline ends it.
-    Sleep,
+    /// A sleep; the deadline ends it, a signal interrupts it and the time
+    /// left is written to `rem` (a `struct timespec *`, 0 for none).
+    Sleep { rem: u64 },
     /// Readiness of real descriptors (pipes, eventfds, epoll fds, ttys).
     Fds {
         fds: Vec<(i32, i16)>,
@@ -86,7 +87,7 @@ impl WaitKind {
             WaitKind::Futex { key, bitset } => {
                 format!("futex 0x{:x} (bitset 0x{bitset:x})", key.1)
             }
-            WaitKind::Sleep => "sleep".into(),
+            WaitKind::Sleep { .. } => "sleep".into(),
             WaitKind::Fds { fds, .. } => {
                 let list: Vec<String> = fds.iter().map(|(fd, _)| fd.to_string()).collect();
                 format!("readiness of fd {}", list.join(","))
@@ -168,4 +169,28 @@ pub struct Process {
     pub name: String,
     /// A vfork parent thread waiting for this process to exec or exit.
     pub vfork_parent: Option<i32>,
+}
+
+/// Who armed a signal timer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerOwner {
+    /// The program, with alarm(2) or setitimer(ITIMER_REAL).
+    RealTimer,
+    /// faultline itself (`--signal-at`).
+    Faultline,
+}
+
+/// A signal to send at a virtual time.
+#[derive(Debug, Clone)]
+pub struct SignalTimer {
+    /// Host pid of the target process.
+    pub pid: i32,
+    /// Signal number.
+    pub sig: i32,
+    /// When (scheduler ns).
+    pub at: u64,
+    /// Re-arm period (0 = one-shot).
+    pub interval: u64,
+    /// Who armed it.
+    pub owner: TimerOwner,
 }

@@ -36,6 +36,7 @@ pub struct Exec {
     check_determinism: bool,
     epoch: Option<String>,
     cpus: Option<u32>,
+    options: Vec<OsString>,
     timeout: Duration,
 }
 
@@ -50,6 +51,7 @@ impl Exec {
             check_determinism: false,
             epoch: None,
             cpus: None,
+            options: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
         }
     }
@@ -100,6 +102,14 @@ impl Exec {
         self
     }
 
+    /// Any other `faultline exec` option with its value, e.g.
+    /// `.option("--signal-at", "10s:TERM")`.
+    pub fn option(mut self, flag: &str, value: &str) -> Self {
+        self.options.push(flag.into());
+        self.options.push(value.into());
+        self
+    }
+
     /// Replaces the wall-clock kill timeout ([`DEFAULT_TIMEOUT`]).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -130,6 +140,7 @@ impl Exec {
         if let Some(cpus) = self.cpus {
             command.arg("--cpus").arg(cpus.to_string());
         }
+        command.args(&self.options);
         command.arg("--").arg(&self.program).args(&self.args);
         command
     }

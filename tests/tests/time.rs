@@ -118,3 +118,26 @@ fn rdtsc_is_virtual_and_advances() {
     assert!(t2 > t1, "rdtsc did not advance across a 10 ms sleep\n{run}");
     assert_eq!(value::<String>(out, "advanced"), "yes");
 }
+
+/// alarm, an interval setitimer and `--signal-at` all deliver their signals
+/// at exact virtual times, the same on every run.
+#[test]
+fn timers_and_signals_arrive_on_virtual_time() {
+    let run = run_twice(
+        &Exec::program(Program::c("signals"))
+            .option("--signal-at", "10s:TERM")
+            .seed(3),
+    );
+    run.expect_success();
+    let lines: Vec<&str> = run.out().lines().collect();
+    assert_eq!(lines.len(), 3, "\n{run}");
+    assert!(
+        lines[0].starts_with("alarm at 2.000, sleep left 98, alarms 1"),
+        "\n{run}"
+    );
+    assert!(
+        lines[1].starts_with("interval timer done at 3.500, alarms 4"),
+        "\n{run}"
+    );
+    assert!(lines[2].starts_with("SIGTERM at 10.000"), "\n{run}");
+}

@@ -115,8 +115,9 @@ impl Supervisor {
             SYS_poll | SYS_ppoll | SYS_select | SYS_pselect6 | SYS_epoll_wait | SYS_epoll_pwait
             | SYS_epoll_pwait2 => self.sys_poll(c, targs),
             SYS_rseq | SYS_futex_waitv => err(ENOSYS),
-            SYS_alarm | SYS_setitimer | SYS_timer_create | SYS_timerfd_create => {
-                self.unsupported(c, "real-time timers are not simulated yet", ENOSYS)
+            SYS_alarm | SYS_setitimer => self.sys_real_timer(c, targs),
+            SYS_timer_create | SYS_timerfd_create => {
+                self.unsupported(c, "POSIX timers and timerfd are not simulated yet", ENOSYS)
             }
             SYS_io_uring_setup | SYS_io_uring_enter | SYS_io_uring_register => {
                 self.unsupported(c, "io_uring would bypass the sandbox", ENOSYS)

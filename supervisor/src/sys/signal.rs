@@ -162,6 +162,12 @@ impl Supervisor {
             for (vtid, tid, wait) in parked {
                 if let Some(resume) = self.signal_wakeup(pid, tid, &wait, &mut shared_taken) {
                     self.unpark(vtid, &wait.kind);
+                    if let (WaitKind::Sleep { rem }, Some(deadline)) = (&wait.kind, wait.deadline) {
+                        let left = deadline.saturating_sub(self.clock.now());
+                        if *rem != 0 {
+                            let _ = tracee::write_val(pid, *rem, &Timespec::from_ns(left as i128));
+                        }
+                    }
                     self.record(
                         vtid,
                         "interrupted",

@@ -4,7 +4,7 @@ use super::{err, ret, Action, Call};
 use crate::supervisor::Supervisor;
 use crate::tracee;
 use crate::vclock::{Timespec, NS};
-use crate::world::{Resume, Wait, WaitKind};
+use crate::world::{Resume, SignalTimer, TimerOwner, Wait, WaitKind};
 
 impl Supervisor {
     /// clock_gettime, gettimeofday, time.
@@ -44,10 +44,10 @@ impl Supervisor {
 
     /// nanosleep and clock_nanosleep (relative and TIMER_ABSTIME).
     pub(super) fn sys_sleep(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
-        let (clock, flags, req) = if c.nr == libc::SYS_nanosleep {
-            (libc::CLOCK_MONOTONIC, 0, c.a[0])
+        let (clock, flags, req, rem) = if c.nr == libc::SYS_nanosleep {
+            (libc::CLOCK_MONOTONIC, 0, c.a[0], c.a[1])
         } else {
-            (c.a[0] as i32, c.a[1] as i32, c.a[2])
+            (c.a[0] as i32, c.a[1] as i32, c.a[2], c.a[3])
         };
         let Ok(ts) = tracee::read_val::<Timespec>(c.pid, req) else {
             return err(libc::EFAULT);
@@ -65,12 +65,63 @@ impl Supervisor {
         if deadline <= self.clock.now() {
             return ret(0);
         }
+        // An absolute sleep reports no time left (as in Linux).
+        let rem = if flags & libc::TIMER_ABSTIME != 0 {
+            0
+        } else {
+            rem
+        };
         Action::Park(Wait {
-            kind: WaitKind::Sleep,
+            kind: WaitKind::Sleep { rem },
             deadline: Some(deadline),
             on_timeout: Resume::Return(0),
             restartable: false,
         })
+    }
+
+    /// alarm and setitimer(ITIMER_REAL): one SIGALRM timer per process, on
+    /// virtual time (the two calls share it, as in Linux).
+    pub(super) fn sys_real_timer(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        let now = self.clock.now();
+        let old = self
+            .signal_timers
+            .iter()
+            .position(|t| t.pid == c.pid && t.owner == TimerOwner::RealTimer)
+            .map(|i| self.signal_timers.remove(i));
+        let (remaining, old_interval) =
+            old.map_or((0, 0), |t| (t.at.saturating_sub(now), t.interval));
+        let (value, interval, result) = if c.nr == libc::SYS_alarm {
+            targs.push(c.a[0] as i64);
+            (c.a[0] * NS, 0, remaining.div_ceil(NS) as i64)
+        } else {
+            if c.a[0] != libc::ITIMER_REAL as u64 {
+                return self.unsupported(c, "only ITIMER_REAL timers are simulated", libc::ENOSYS);
+            }
+            let Ok([isec, iusec, vsec, vusec]) = tracee::read_val::<[i64; 4]>(c.pid, c.a[1]) else {
+                return err(libc::EFAULT);
+            };
+            let micros = |s: i64, us: i64| (s.max(0) as u64) * NS + (us.max(0) as u64) * 1000;
+            if c.a[2] != 0 {
+                let as_tv = |ns: u64| [(ns / NS) as i64, ((ns % NS) / 1000) as i64];
+                let [a, b] = as_tv(old_interval);
+                let [d, e] = as_tv(remaining);
+                if tracee::write_val(c.pid, c.a[2], &[a, b, d, e]).is_err() {
+                    return err(libc::EFAULT);
+                }
+            }
+            (micros(vsec, vusec), micros(isec, iusec), 0)
+        };
+        targs.push(value as i64);
+        if value > 0 {
+            self.signal_timers.push(SignalTimer {
+                pid: c.pid,
+                sig: libc::SIGALRM,
+                at: now + value,
+                interval,
+                owner: TimerOwner::RealTimer,
+            });
+        }
+        ret(result)
     }
 
     /// sched_getaffinity: the configured number of CPUs, on every machine.
