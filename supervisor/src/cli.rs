@@ -90,9 +90,15 @@ pub struct ExecArgs {
     #[arg(long, value_name = "TIME:SIGNAL", value_parser = parse_signal_at)]
     pub signal_at: Vec<(u64, i32)>,
 
-    /// Host name the program sees (uname).
-    #[arg(long, default_value = "faultline")]
-    pub hostname: String,
+    /// The simulated host the program runs on: its name (uname, /etc/hosts)
+    /// and address 127.77.0.1. 127.0.0.1 reaches the host itself.
+    #[arg(
+        long,
+        alias = "hostname",
+        default_value = "faultline",
+        value_name = "NAME"
+    )]
+    pub host: String,
 
     /// The program and its arguments.
     #[arg(

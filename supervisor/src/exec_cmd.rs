@@ -2,10 +2,12 @@
 //! second time and compare the traces event by event.
 
 use std::fs::File;
+use std::io::Write;
 use std::time::Duration;
 
 use crate::cli::ExecArgs;
 use crate::launch::LaunchSpec;
+use crate::netstate::NetState;
 use crate::supervisor::{Config, Ending, Outcome, Supervisor};
 use crate::trace::TraceLog;
 use crate::{duration, seccomp, syscalls, vclock};
@@ -36,7 +38,6 @@ fn config(args: &ExecArgs) -> Result<Config, String> {
         step_cost_ns: duration::parse_ns(&args.step_cost)?,
         spin_limit: Duration::from_nanos(duration::parse_ns(&args.spin_limit)?.max(1_000_000)),
         idle_limit: Duration::from_secs(10),
-        hostname: args.hostname.clone(),
         pin_cpu: !args.no_pin,
         signals_at: args.signal_at.clone(),
         until_ns: args
@@ -62,26 +63,27 @@ fn try_run(args: &ExecArgs) -> Result<i32, String> {
         }
         None => None,
     };
-    let first = run_once(
-        &cfg,
-        &spec,
-        TraceLog::new(trace_file, args.check_determinism),
-    )?;
+    if !args.check_determinism {
+        let first = run_once(&cfg, &spec, &args.host, TraceLog::new(trace_file, false))?;
+        print_outcome(&cfg, &first);
+        return Ok(exit_code(&first.ending));
+    }
+    // Both runs write into pipes, so the program sees the same kind of
+    // stdout each time; the first run's output is replayed afterwards.
+    let (first, out, errout) = captured(&spec, |spec| {
+        run_once(&cfg, spec, &args.host, TraceLog::new(trace_file, true))
+    })?;
+    std::io::stdout()
+        .write_all(&out)
+        .map_err(|e| e.to_string())?;
+    std::io::stderr()
+        .write_all(&errout)
+        .map_err(|e| e.to_string())?;
     print_outcome(&cfg, &first);
     let code = exit_code(&first.ending);
-    if !args.check_determinism {
-        return Ok(code);
-    }
-    let devnull = File::options()
-        .write(true)
-        .open("/dev/null")
-        .map_err(|e| e.to_string())?;
-    use std::os::fd::AsRawFd;
-    let quiet = LaunchSpec {
-        output: Some((devnull.as_raw_fd(), devnull.as_raw_fd())),
-        ..spec
-    };
-    let second = run_once(&cfg, &quiet, TraceLog::new(None, true))?;
+    let (second, _, _) = captured(&spec, |spec| {
+        run_once(&cfg, spec, &args.host, TraceLog::new(None, true))
+    })?;
     match first_divergence(&first.lines, &second.lines) {
         None if first.hash == second.hash => {
             eprintln!(
@@ -105,9 +107,64 @@ fn try_run(args: &ExecArgs) -> Result<i32, String> {
     }
 }
 
-fn run_once(cfg: &Config, spec: &LaunchSpec, trace: TraceLog) -> Result<Outcome, String> {
-    let sup = Supervisor::start(cfg.clone(), spec, trace).map_err(|e| e.to_string())?;
-    Ok(sup.run())
+/// One run of `spec` on a one-host network named `host`.
+/// Runs `run` with the program's stdout and stderr going into pipes that
+/// are drained concurrently; returns the outcome and the captured bytes.
+fn captured(
+    spec: &LaunchSpec,
+    run: impl FnOnce(&LaunchSpec) -> Result<Outcome, String>,
+) -> Result<(Outcome, Vec<u8>, Vec<u8>), String> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let pipe = || -> Result<(File, OwnedFd), String> {
+        let mut fds = [0i32; 2];
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+        // SAFETY: the kernel just gave us both descriptors.
+        Ok(unsafe { (File::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    };
+    let drain = |mut r: File| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut r, &mut buf);
+            buf
+        })
+    };
+    let (out_r, out_w) = pipe()?;
+    let (err_r, err_w) = pipe()?;
+    let (out_t, err_t) = (drain(out_r), drain(err_r));
+    let spec = LaunchSpec {
+        output: Some((out_w.as_raw_fd(), err_w.as_raw_fd())),
+        ..spec.clone()
+    };
+    let outcome = run(&spec);
+    drop((out_w, err_w));
+    let out = out_t.join().unwrap_or_default();
+    let errout = err_t.join().unwrap_or_default();
+    Ok((outcome?, out, errout))
+}
+
+fn run_once(
+    cfg: &Config,
+    spec: &LaunchSpec,
+    host: &str,
+    trace: TraceLog,
+) -> Result<Outcome, String> {
+    let work = std::env::temp_dir().join(format!("faultline-exec-{}", std::process::id()));
+    let net = NetState::new(
+        cfg.seed,
+        vnet::NetConfig::default(),
+        &[host.to_string()],
+        &work,
+    )?;
+    let mut sup = Supervisor::new(cfg.clone(), trace, net, Vec::new());
+    let launched = sup.launch(spec, host);
+    let outcome = match launched {
+        Ok(()) => Ok(sup.run()),
+        Err(e) => Err(e.to_string()),
+    };
+    let _ = std::fs::remove_dir_all(&work);
+    outcome
 }
 
 /// The first event number at which two traces differ, with both lines.

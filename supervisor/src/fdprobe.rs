@@ -15,6 +15,8 @@ pub enum FdKind {
     Pollable,
     /// /dev/urandom or /dev/random: reads are answered from the seed.
     Random,
+    /// A placeholder for a virtual socket of the simulated network.
+    Socket(crate::netstate::VsId),
 }
 
 /// Opens a pidfd for process `pid`.

@@ -22,12 +22,16 @@ pub enum LaunchError {
     /// An argument or variable contains a NUL byte.
     #[error("argument contains a NUL byte: {0:?}")]
     Nul(String),
+    /// The node's host is not part of the simulated network.
+    #[error("no simulated host named {0:?}")]
+    NoHost(String),
     /// fork/pipe/ptrace failed.
     #[error("could not start the tracee: {0}")]
     Os(#[from] io::Error),
 }
 
 /// What to run and how.
+#[derive(Clone)]
 pub struct LaunchSpec {
     /// The program; a bare name is looked up on PATH.
     pub program: String,

@@ -12,6 +12,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::fdprobe;
 use crate::launch::{self, LaunchSpec};
+use crate::netstate::NetState;
 use crate::trace::TraceLog;
 use crate::tracee;
 use crate::vclock::VClock;
@@ -35,8 +36,6 @@ pub struct Config {
     /// Wall time to wait for input from outside the simulation before a run
     /// where every thread waits on a descriptor counts as deadlocked.
     pub idle_limit: Duration,
-    /// The host name programs see.
-    pub hostname: String,
     /// Pin the supervisor and its tracees to one host CPU. Only one thread
     /// runs at a time anyway, and a ptrace stop that stays on one core costs
     /// about a third of one that bounces between cores.
@@ -77,6 +76,8 @@ pub struct Outcome {
     pub preemptions: u64,
     /// The trace lines, when kept for a determinism check.
     pub lines: Vec<String>,
+    /// Every launched program and how it ended (`None`: still running).
+    pub roots: Vec<Root>,
 }
 
 /// The state of one run.
@@ -94,8 +95,12 @@ pub struct Supervisor {
     pub(crate) futexes: HashMap<(u32, u64), Vec<Vtid>>,
     pub(crate) trace: TraceLog,
     stops: u64,
-    root_pid: i32,
-    root_status: Option<i32>,
+    /// The launched programs (one per node), in launch order.
+    roots: Vec<Root>,
+    /// The simulated network.
+    pub(crate) net: NetState,
+    /// Network faults planned at virtual times, in time order.
+    net_faults: Vec<(u64, NetFault)>,
     early_stops: HashSet<i32>,
     pub(crate) signal_checks: BTreeSet<i32>,
     /// Signals due at virtual times: alarm/setitimer, and `--signal-at`.
@@ -109,6 +114,26 @@ pub struct Supervisor {
     group_exit: Option<i32>,
 }
 
+/// A program faultline launched (a node of a scenario, or `exec`'s program).
+#[derive(Debug, Clone)]
+pub struct Root {
+    /// The node name (the host it runs on).
+    pub name: String,
+    /// Host pid.
+    pub pid: i32,
+    /// Its wait status once it has exited.
+    pub status: Option<i32>,
+}
+
+/// A change to the network at a planned virtual time.
+#[derive(Debug, Clone)]
+pub enum NetFault {
+    /// Cut these hosts off from all others (one way: only their outgoing traffic).
+    Partition { isolate: Vec<String>, one_way: bool },
+    /// Restore every link.
+    Heal,
+}
+
 /// What the running thread did before the scheduler may pick again.
 enum StepEnd {
     /// It stopped at a new scheduling point (or is gone).
@@ -118,18 +143,19 @@ enum StepEnd {
 }
 
 impl Supervisor {
-    /// Launches the program and prepares a run.
-    pub fn start(
+    /// Prepares a run on the given network; programs are added with
+    /// [`Supervisor::launch`].
+    pub fn new(
         cfg: Config,
-        spec: &LaunchSpec,
         trace: TraceLog,
-    ) -> Result<Supervisor, launch::LaunchError> {
+        net: NetState,
+        net_faults: Vec<(u64, NetFault)>,
+    ) -> Supervisor {
         if cfg.pin_cpu {
             pin_to_one_cpu();
         }
         let watchdog = Watchdog::start(cfg.spin_limit);
-        let root_pid = launch::spawn(spec)?;
-        let mut sup = Supervisor {
+        Supervisor {
             clock: VClock::new(cfg.epoch_secs),
             sched_rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             data_rng: ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x5eed_da7a_0000_0001),
@@ -143,8 +169,9 @@ impl Supervisor {
             futexes: HashMap::new(),
             trace,
             stops: 0,
-            root_pid,
-            root_status: None,
+            roots: Vec::new(),
+            net,
+            net_faults,
             early_stops: HashSet::new(),
             signal_checks: BTreeSet::new(),
             signal_timers: Vec::new(),
@@ -153,24 +180,41 @@ impl Supervisor {
             reported: HashSet::new(),
             exit_hook: None,
             group_exit: None,
-        };
-        let mm = sup.new_mm();
-        sup.add_process(root_pid, None, mm);
-        for &(at, sig) in &sup.cfg.signals_at.clone() {
-            sup.signal_timers.push(SignalTimer {
-                pid: root_pid,
-                sig,
-                at,
-                interval: 0,
-                owner: TimerOwner::Faultline,
-            });
         }
-        let vtid = sup.add_thread(root_pid, root_pid);
-        // The root's first stop is its exec event; it is "started" already.
-        let th = sup.threads.get_mut(&vtid).expect("root thread");
-        th.started = true;
-        sup.run_until_stopped(vtid)?;
-        Ok(sup)
+    }
+
+    /// Starts a program on simulated host `host` and runs it to its first
+    /// trapped call. `--signal-at` signals are armed for the first program.
+    pub fn launch(&mut self, spec: &LaunchSpec, host: &str) -> Result<(), launch::LaunchError> {
+        let host_id = *self
+            .net
+            .hosts
+            .get(host)
+            .ok_or_else(|| launch::LaunchError::NoHost(host.to_string()))?;
+        let pid = launch::spawn(spec)?;
+        let mm = self.new_mm();
+        self.add_process(pid, None, mm);
+        self.procs.get_mut(&pid).expect("new root").host = host_id;
+        if self.roots.is_empty() {
+            for &(at, sig) in &self.cfg.signals_at.clone() {
+                self.signal_timers.push(SignalTimer {
+                    pid,
+                    sig,
+                    at,
+                    interval: 0,
+                    owner: TimerOwner::Faultline,
+                });
+            }
+        }
+        self.roots.push(Root {
+            name: host.to_string(),
+            pid,
+            status: None,
+        });
+        let vtid = self.add_thread(pid, pid);
+        // A root's first stop is its exec event; it is "started" already.
+        self.threads.get_mut(&vtid).expect("root thread").started = true;
+        self.run_until_stopped(vtid)
     }
 
     fn new_mm(&mut self) -> u32 {
@@ -179,10 +223,18 @@ impl Supervisor {
     }
 
     fn add_process(&mut self, pid: i32, parent: Option<i32>, mm: u32) {
-        let (fds, restart_mask, name) = parent
+        let (fds, restart_mask, name, host) = parent
             .and_then(|p| self.procs.get(&p))
-            .map(|p| (p.fds.clone(), p.restart_mask, p.name.clone()))
-            .unwrap_or_default();
+            .map(|p| (p.fds.clone(), p.restart_mask, p.name.clone(), p.host))
+            .unwrap_or((HashMap::new(), 0, String::new(), vnet::HostId::default()));
+        for kind in fds.values() {
+            if let fdprobe::FdKind::Socket(vs) = kind {
+                self.net.add_ref(*vs);
+            }
+        }
+        if let Some(parent) = parent {
+            self.net.fork_epolls(parent, pid);
+        }
         let vpid = self.next_vpid;
         self.next_vpid += 1;
         self.procs.insert(
@@ -197,6 +249,7 @@ impl Supervisor {
                 fds,
                 restart_mask,
                 name,
+                host,
                 vfork_parent: None,
             },
         );
@@ -221,6 +274,8 @@ impl Supervisor {
                 exit_kind: None,
                 started,
                 last_signal: None,
+                restart_deadline: None,
+                connect_pending: None,
             },
         );
         self.by_tid.insert(tid, vtid);
@@ -248,16 +303,23 @@ impl Supervisor {
     /// Runs the program to its end.
     pub fn run(mut self) -> Outcome {
         let ending = loop {
-            if let Some(status) = self.root_status {
-                break status_ending(status);
+            if self.roots.iter().all(|r| r.status.is_some()) {
+                break self
+                    .roots
+                    .first()
+                    .and_then(|r| r.status)
+                    .map_or(Ending::Exited(0), status_ending);
             }
             if self.cfg.until_ns.is_some_and(|u| self.clock.now() >= u) {
                 break Ending::TimeLimit;
             }
+            self.apply_net_faults();
+            self.net.advance(self.clock.now());
             self.fire_signal_timers();
             self.check_signals();
             self.wake_due();
             self.wake_ready_fds();
+            self.wake_net_waiters();
             let runnable: Vec<Vtid> = self
                 .threads
                 .values()
@@ -290,6 +352,7 @@ impl Supervisor {
         self.kill_all();
         let _ = self.trace.finish();
         Outcome {
+            roots: self.roots.clone(),
             ending,
             vtime: self.clock.now(),
             events: self.trace.count(),
@@ -325,7 +388,71 @@ impl Supervisor {
             ThreadState::Parked(w) => w.deadline,
             _ => None,
         });
-        parked.chain(self.signal_timers.iter().map(|t| t.at)).min()
+        parked
+            .chain(self.signal_timers.iter().map(|t| t.at))
+            .chain(self.net.net.next_event_time())
+            .chain(self.net_faults.first().map(|f| f.0))
+            .min()
+    }
+
+    /// Applies the network faults whose time has come.
+    fn apply_net_faults(&mut self) {
+        let now = self.clock.now();
+        while self.net_faults.first().is_some_and(|f| f.0 <= now) {
+            let (_, fault) = self.net_faults.remove(0);
+            match &fault {
+                NetFault::Partition { isolate, one_way } => {
+                    let ids = |pred: &dyn Fn(&String) -> bool| -> Vec<vnet::HostId> {
+                        self.net
+                            .hosts
+                            .iter()
+                            .filter(|(n, _)| pred(n))
+                            .map(|(_, id)| *id)
+                            .collect()
+                    };
+                    let cut = ids(&|n| isolate.contains(n));
+                    let rest = ids(&|n| !isolate.contains(n));
+                    self.net.net.partition(&cut, &rest, *one_way);
+                    self.trace
+                        .record(now, 0, "partition", &[cut.len() as i64], &isolate.join(","));
+                }
+                NetFault::Heal => {
+                    self.net.net.heal();
+                    self.trace.record(now, 0, "heal", &[], "");
+                }
+            }
+        }
+    }
+
+    /// Wakes threads waiting on network readiness whose condition may hold;
+    /// their calls re-execute and decide for themselves.
+    fn wake_net_waiters(&mut self) {
+        let waiting: Vec<(Vtid, i32, Wait)> = self
+            .threads
+            .values()
+            .filter_map(|t| match &t.state {
+                ThreadState::Parked(w) if matches!(w.kind, WaitKind::Net { .. }) => {
+                    Some((t.vtid, t.pid, w.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        for (vtid, pid, wait) in waiting {
+            let WaitKind::Net { real, virt, epoll } = &wait.kind else {
+                continue;
+            };
+            let ready = (!real.is_empty() && self.fds_ready(pid, real, false))
+                || virt.iter().any(|&(vs, mask)| {
+                    crate::netstate::event_bits(self.net.readiness(vs)) & (mask | 0x18) != 0
+                })
+                || epoll.is_some_and(|key| !self.net.epoll_ready(key, 1, false).is_empty());
+            if ready {
+                self.record(vtid, "ready", &[], "restart");
+                let t = self.threads.get_mut(&vtid).expect("thread");
+                t.restart_deadline = wait.deadline;
+                t.state = ThreadState::Ready(Resume::Restart);
+            }
+        }
     }
 
     /// Sends the signals whose time has come, in (time, process) order, at
@@ -366,7 +493,11 @@ impl Supervisor {
             };
             self.unpark(vtid, &w.kind);
             self.record(vtid, "timeout", &[], &resume_label(&w.on_timeout));
-            self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(w.on_timeout);
+            let t = self.threads.get_mut(&vtid).expect("thread");
+            if matches!(w.kind, WaitKind::Net { .. }) {
+                t.restart_deadline = w.deadline;
+            }
+            t.state = ThreadState::Ready(w.on_timeout);
         }
     }
 
@@ -693,6 +824,14 @@ impl Supervisor {
             return;
         };
         self.signal_timers.retain(|t| t.pid != pid);
+        // Its descriptors close: peers of its sockets see FIN or RST.
+        let now = self.clock.now();
+        for (&fd, kind) in &p.fds {
+            if let fdprobe::FdKind::Socket(vs) = kind {
+                self.net.drop_ref(pid, fd, *vs, now);
+            }
+            self.net.drop_epoll(pid, fd);
+        }
         let desc = describe_status(status);
         self.trace.record(
             self.clock.now(),
@@ -716,8 +855,8 @@ impl Supervisor {
         if let Some(parent_tid) = p.vfork_parent {
             self.wake_vfork_parent(parent_tid);
         }
-        if pid == self.root_pid {
-            self.root_status = Some(status);
+        if let Some(root) = self.roots.iter_mut().find(|r| r.pid == pid) {
+            root.status = Some(status);
             return;
         }
         if let Some(parent) = p.parent {
@@ -821,9 +960,9 @@ impl Supervisor {
         let mm = self.new_mm();
         let rsp = tracee::get_regs(pid).map(|r| r.rsp).unwrap_or(0);
         let name = crate::auxv::rewrite(pid, rsp, random).unwrap_or_default();
+        self.forget_closed_on_exec(pid);
         let p = self.procs.get_mut(&pid).expect("exec'ing process");
         p.mm = mm;
-        p.fds.clear();
         p.restart_mask = 0;
         p.name = name.clone();
         let vfork_parent = p.vfork_parent.take();
@@ -832,6 +971,36 @@ impl Supervisor {
         self.record(vtid, "exec", &[], &name);
         if let Some(parent) = vfork_parent {
             self.wake_vfork_parent(parent);
+        }
+    }
+
+    /// After an exec the kernel has closed the O_CLOEXEC descriptors: keep
+    /// only virtual sockets that are still open, forget everything else.
+    fn forget_closed_on_exec(&mut self, pid: i32) {
+        let now = self.clock.now();
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return;
+        };
+        let old = std::mem::take(&mut p.fds);
+        for (fd, kind) in old {
+            let fdprobe::FdKind::Socket(vs) = kind else {
+                continue;
+            };
+            let p = &self.procs[&pid];
+            let open = p
+                .pidfd
+                .as_ref()
+                .is_some_and(|pf| fdprobe::classify(pf, fd).is_some());
+            if open {
+                self.procs
+                    .get_mut(&pid)
+                    .expect("process")
+                    .fds
+                    .insert(fd, kind);
+            } else {
+                self.net.drop_ref(pid, fd, vs, now);
+            }
+            self.net.drop_epoll(pid, fd);
         }
     }
 
@@ -880,10 +1049,61 @@ impl Supervisor {
                         .insert(regs.rax as i32, crate::fdprobe::FdKind::Random);
                 }
             }
+            Some(ExitHook::NewSocket {
+                net,
+                nonblocking,
+                peer,
+                restore,
+            }) => {
+                let fd = regs.rax as i64;
+                if fd >= 0 {
+                    let vs = self.net.add(net, nonblocking);
+                    if let Some(p) = self.procs.get_mut(&pid) {
+                        p.fds.insert(fd as i32, crate::fdprobe::FdKind::Socket(vs));
+                    }
+                    if let Some((addr, lenp, sa)) = peer {
+                        let inet6 = self
+                            .net
+                            .get(vs)
+                            .is_some_and(|s| s.domain == vnet::Domain::Inet6);
+                        let _ = crate::sockaddr::write_out(pid, addr, lenp, sa, inet6);
+                    }
+                } else {
+                    let _ = self.net.net.close(net, self.clock.now());
+                }
+                regs = *restore;
+                regs.rax = fd as u64;
+                let _ = tracee::set_regs(tid, &regs);
+            }
+            Some(ExitHook::DupSocket(vs)) if (regs.rax as i64) >= 0 => {
+                self.net.add_ref(vs);
+                if let Some(p) = self.procs.get_mut(&pid) {
+                    p.fds
+                        .insert(regs.rax as i32, crate::fdprobe::FdKind::Socket(vs));
+                }
+            }
+            Some(ExitHook::AppendEpollEvents {
+                buf,
+                events,
+                restore,
+            }) => {
+                let n = regs.rax as i64;
+                regs = *restore;
+                if n >= 0 {
+                    let at = buf + crate::sys::epoll_event_offset(n as u64);
+                    let ok = crate::sys::write_epoll_events(pid, at, &events);
+                    regs.rax = (n + if ok { events.len() as i64 } else { 0 }) as u64;
+                } else {
+                    regs.rax = n as u64;
+                }
+                let _ = tracee::set_regs(tid, &regs);
+            }
             Some(ExitHook::PatchUname(addr)) if regs.rax == 0 => {
                 // struct utsname: six 65-byte fields; nodename is the second.
                 let mut field = [0u8; 65];
-                let name = self.cfg.hostname.as_bytes();
+                let host = self.procs.get(&pid).map(|p| p.host).unwrap_or_default();
+                let host_name = self.net.net.host_name(host).to_string();
+                let name = host_name.as_bytes();
                 let n = name.len().min(64);
                 field[..n].copy_from_slice(&name[..n]);
                 let _ = tracee::write_mem(pid, addr + 65, &field);

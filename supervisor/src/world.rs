@@ -43,6 +43,31 @@ pub enum ExitHook {
     /// A non-blocking probe of wait4/waitid: if nothing was reaped, rewind the
     /// call and park the thread until a child exits.
     ParkUnlessReaped(Box<Regs>),
+    /// The call was turned into eventfd2 to get a placeholder descriptor for
+    /// the virtual socket `net`; bind them, write the peer address (accept),
+    /// and put back the caller's registers.
+    NewSocket {
+        /// The vnet socket.
+        net: vnet::SocketId,
+        /// SOCK_NONBLOCK.
+        nonblocking: bool,
+        /// accept's (addr, addrlen pointer, peer).
+        peer: Option<(u64, u64, std::net::SocketAddr)>,
+        /// The registers at the original call.
+        restore: Box<Regs>,
+    },
+    /// dup/F_DUPFD of a virtual socket: the new descriptor refers to it too.
+    DupSocket(crate::netstate::VsId),
+    /// epoll_wait ran in the kernel for the real descriptors; append the
+    /// ready virtual sockets' events after the kernel's.
+    AppendEpollEvents {
+        /// The caller's event buffer.
+        buf: u64,
+        /// (events, data) of the ready virtual sockets.
+        events: Vec<(u32, u64)>,
+        /// The registers at the original call.
+        restore: Box<Regs>,
+    },
 }
 
 /// What a parked thread waits for, and what happens when it comes.
@@ -78,6 +103,13 @@ pub enum WaitKind {
     Signal { mask: Option<u64>, set: Option<u64> },
     /// A vfork parent waiting for its child to exec or exit.
     Vfork { child: i32 },
+    /// Readiness of real descriptors, virtual sockets (with an event mask)
+    /// or an epoll instance's virtual registrations; the call re-executes.
+    Net {
+        real: Vec<(i32, i16)>,
+        virt: Vec<(crate::netstate::VsId, u32)>,
+        epoll: Option<(i32, i32)>,
+    },
 }
 
 impl WaitKind {
@@ -95,6 +127,15 @@ impl WaitKind {
             WaitKind::Child => "a child process (wait)".into(),
             WaitKind::Signal { .. } => "a signal".into(),
             WaitKind::Vfork { child } => format!("vfork child {child}"),
+            WaitKind::Net { real, virt, epoll } => {
+                let mut parts: Vec<String> =
+                    real.iter().map(|(fd, _)| format!("fd {fd}")).collect();
+                parts.extend(virt.iter().map(|(vs, _)| format!("socket #{vs}")));
+                if let Some((_, epfd)) = epoll {
+                    parts.push(format!("epoll fd {epfd}"));
+                }
+                format!("readiness of {}", parts.join(", "))
+            }
         }
     }
 }
@@ -144,6 +185,10 @@ pub struct Thread {
     pub started: bool,
     /// The last fatal-looking signal, for the crash report.
     pub last_signal: Option<String>,
+    /// The deadline of a wait whose call is being re-executed.
+    pub restart_deadline: Option<u64>,
+    /// A blocking connect on this virtual socket is waiting for its outcome.
+    pub connect_pending: Option<crate::netstate::VsId>,
 }
 
 /// One traced process (thread group).
@@ -153,6 +198,8 @@ pub struct Process {
     pub pid: i32,
     /// The pid the program sees (in faultline's PID namespace).
     pub ns_pid: i32,
+    /// The simulated host it runs on.
+    pub host: vnet::HostId,
     /// Virtual process number (creation order, from 1).
     pub vpid: u32,
     /// The traced parent, if any.

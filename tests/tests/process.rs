@@ -214,34 +214,51 @@ per_linkage!(
 );
 
 /// Fail closed: a simulated process reaching for the host's loopback network
-/// gets an error, the report names the call, and the listener sees nothing.
+/// stays inside the simulation (127.0.0.1 is its own simulated host, where
+/// nothing listens) or gets ENETUNREACH with a report (127.0.0.2 is not a
+/// simulated host); the real listeners on both addresses see nothing.
 #[test]
 fn nothing_reaches_the_host_network() {
     let tcp = std::net::TcpListener::bind("127.0.0.1:0").expect("bind tcp");
     let port = tcp.local_addr().expect("tcp addr").port();
-    let udp = std::net::UdpSocket::bind(("127.0.0.1", port)).expect("bind udp");
-    tcp.set_nonblocking(true).expect("nonblocking tcp");
-    udp.set_nonblocking(true).expect("nonblocking udp");
+    let listeners: Vec<(std::net::TcpListener, std::net::UdpSocket)> = ["127.0.0.1", "127.0.0.2"]
+        .iter()
+        .map(|ip| {
+            let t = if *ip == "127.0.0.1" {
+                tcp.try_clone().expect("clone listener")
+            } else {
+                std::net::TcpListener::bind((*ip, port)).expect("bind tcp")
+            };
+            let u = std::net::UdpSocket::bind((*ip, port)).expect("bind udp");
+            t.set_nonblocking(true).expect("nonblocking tcp");
+            u.set_nonblocking(true).expect("nonblocking udp");
+            (t, u)
+        })
+        .collect();
 
     let run = run_twice(&Exec::program(Program::c("net_escape")).arg(port.to_string()));
     run.expect_success();
     assert_eq!(
         run.out(),
-        "tcp socket: Address family not supported by protocol\n\
-         udp socket: Address family not supported by protocol\n",
+        "tcp 127.0.0.1 connect: Connection refused\n\
+         udp 127.0.0.1 sendto: sent\n\
+         tcp 127.0.0.2 connect: Network is unreachable\n\
+         udp 127.0.0.2 sendto: Network is unreachable\n",
         "\n{run}"
     );
     assert!(
-        run.faultline_line_with("AF_INET").is_some(),
-        "no report line names the refused socket\n{run}"
+        run.faultline_line_with("127.0.0.2").is_some(),
+        "no report line names the refused address\n{run}"
     );
-    assert!(
-        tcp.accept().is_err(),
-        "a connection reached the host listener"
-    );
-    let mut buf = [0u8; 8];
-    assert!(
-        udp.recv_from(&mut buf).is_err(),
-        "a datagram reached the host"
-    );
+    for (tcp, udp) in &listeners {
+        assert!(
+            tcp.accept().is_err(),
+            "a connection reached a host listener"
+        );
+        let mut buf = [0u8; 8];
+        assert!(
+            udp.recv_from(&mut buf).is_err(),
+            "a datagram reached the host"
+        );
+    }
 }

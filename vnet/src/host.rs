@@ -16,7 +16,7 @@ const EPHEMERAL_LAST: u16 = 60999;
 
 /// Names one simulated host; its index is its position in add order, so the
 /// host with index `i` has address 127.77.0.(i+1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]
 pub struct HostId(usize);
 

@@ -25,35 +25,67 @@ impl Supervisor {
         if path == b"/dev/urandom" || path == b"/dev/random" {
             return Action::Now(Resume::PassThenExit(None, ExitHook::MarkRandom));
         }
-        pass()
+        let host = self.procs[&c.pid].host;
+        let Some(stand_in) = self.net.redirect(&path, host) else {
+            return pass();
+        };
+        // Point the path argument at the stand-in's name, placed below the
+        // red zone of the caller's stack, and restore it at the exit.
+        let mut name = stand_in.into_os_string().into_encoded_bytes();
+        name.push(0);
+        let scratch = (c.regs.rsp - 128 - name.len() as u64 - 16) & !15;
+        if tracee::write_mem(c.pid, scratch, &name).is_err() {
+            return err(libc::EFAULT);
+        }
+        let mut regs = c.regs;
+        if c.nr == libc::SYS_open {
+            regs.rdi = scratch;
+        } else {
+            regs.rsi = scratch;
+        }
+        Action::Now(Resume::PassThenExit(
+            Some(Box::new(regs)),
+            ExitHook::RestoreArgs(Box::new(c.regs)),
+        ))
     }
 
     /// close, close_range, dup2, dup3: keep the descriptor cache exact.
     pub(super) fn sys_close(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
-        let fds = &mut self.procs.get_mut(&c.pid).expect("process").fds;
-        match c.nr {
-            libc::SYS_close => {
-                targs.push(c.a[0] as i32 as i64);
-                fds.remove(&(c.a[0] as i32));
+        let closed: Vec<i32> = match c.nr {
+            libc::SYS_close => vec![c.a[0] as i32],
+            libc::SYS_close_range if c.a[2] & CLOSE_RANGE_CLOEXEC == 0 => {
+                let (lo, hi) = (c.a[0] as u32, c.a[1] as u32);
+                let fds = &self.procs[&c.pid].fds;
+                fds.keys()
+                    .copied()
+                    .filter(|&fd| (lo..=hi).contains(&(fd as u32)))
+                    .collect()
             }
-            libc::SYS_close_range => {
-                if c.a[2] & CLOSE_RANGE_CLOEXEC == 0 {
-                    let (lo, hi) = (c.a[0] as u32, c.a[1] as u32);
-                    fds.retain(|&fd, _| !(lo..=hi).contains(&(fd as u32)));
-                }
+            libc::SYS_close_range => Vec::new(),
+            _ if c.a[0] != c.a[1] => vec![c.a[1] as i32],
+            _ => Vec::new(),
+        };
+        targs.extend(c.a[..2].iter().map(|&a| a as i32 as i64));
+        let now = self.clock.now();
+        for fd in closed {
+            let kind = self.procs.get_mut(&c.pid).expect("process").fds.remove(&fd);
+            if let Some(FdKind::Socket(vs)) = kind {
+                self.net.drop_ref(c.pid, fd, vs, now);
             }
-            _ => {
-                let (old, new) = (c.a[0] as i32, c.a[1] as i32);
-                targs.extend([old as i64, new as i64]);
-                match fds.get(&old).copied() {
-                    Some(kind) if old != new => {
-                        fds.insert(new, kind);
-                    }
-                    _ if old != new => {
-                        fds.remove(&new);
-                    }
-                    _ => {}
+            self.net.drop_epoll(c.pid, fd);
+        }
+        if matches!(c.nr, libc::SYS_dup2 | libc::SYS_dup3) && c.a[0] != c.a[1] {
+            // The new descriptor is what the old one is.
+            let (old, new) = (c.a[0] as i32, c.a[1] as i32);
+            if let Some(kind) = self.procs[&c.pid].fds.get(&old).copied() {
+                if let FdKind::Socket(vs) = kind {
+                    self.net.add_ref(vs);
                 }
+                self.procs
+                    .get_mut(&c.pid)
+                    .expect("process")
+                    .fds
+                    .insert(new, kind);
             }
         }
         pass()
@@ -134,17 +166,18 @@ impl Supervisor {
         pass()
     }
 
-    /// socket: only AF_UNIX (local IPC) is let through; network families fail
-    /// closed until the simulated network handles them.
+    /// socket: AF_INET/AF_INET6 become virtual sockets, AF_UNIX (local IPC)
+    /// is let through, every other family fails closed.
     pub(super) fn sys_socket(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
         let domain = c.a[0] as i32;
         targs.push(domain as i64);
-        if domain == libc::AF_UNIX {
-            return pass();
+        match domain {
+            libc::AF_UNIX => return pass(),
+            libc::AF_INET => return self.sys_socket_inet(c, vnet::Domain::Inet),
+            libc::AF_INET6 => return self.sys_socket_inet(c, vnet::Domain::Inet6),
+            _ => {}
         }
         let fam = match domain {
-            libc::AF_INET => "AF_INET",
-            libc::AF_INET6 => "AF_INET6",
             libc::AF_NETLINK => "AF_NETLINK",
             libc::AF_PACKET => "AF_PACKET",
             _ => "this family",

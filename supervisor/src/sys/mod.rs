@@ -6,7 +6,10 @@ mod futex;
 mod poll;
 mod process;
 mod signal;
+mod socket;
 mod time;
+
+pub(crate) use poll::{epoll_event_offset, write_epoll_events};
 
 use crate::supervisor::{resume_label, Supervisor};
 use crate::syscalls;
@@ -81,6 +84,9 @@ impl Supervisor {
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     fn handle(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
         use libc::*;
+        if let Some(vs) = self.fd_call_on_vsock(c) {
+            return self.sys_vsock(c, vs, targs);
+        }
         match c.nr {
             SYS_clock_gettime | SYS_gettimeofday | SYS_time => self.sys_clock_read(c, targs),
             SYS_nanosleep | SYS_clock_nanosleep => self.sys_sleep(c, targs),
@@ -110,10 +116,14 @@ impl Supervisor {
             SYS_read | SYS_readv | SYS_recvfrom | SYS_recvmsg | SYS_accept | SYS_accept4 => {
                 self.sys_read(c, targs)
             }
-            SYS_write | SYS_writev => self.sys_write(c, targs),
+            SYS_write | SYS_writev | SYS_sendto | SYS_sendmsg => self.sys_write(c, targs),
             SYS_socket => self.sys_socket(c, targs),
-            SYS_poll | SYS_ppoll | SYS_select | SYS_pselect6 | SYS_epoll_wait | SYS_epoll_pwait
-            | SYS_epoll_pwait2 => self.sys_poll(c, targs),
+            SYS_bind | SYS_listen | SYS_connect | SYS_getsockname | SYS_getpeername
+            | SYS_setsockopt | SYS_getsockopt | SYS_shutdown | SYS_sendmmsg | SYS_recvmmsg
+            | SYS_fcntl | SYS_ioctl | SYS_dup => pass(),
+            SYS_poll | SYS_ppoll | SYS_select | SYS_pselect6 => self.sys_poll(c, targs),
+            SYS_epoll_wait | SYS_epoll_pwait | SYS_epoll_pwait2 => self.sys_epoll_wait(c, targs),
+            SYS_epoll_ctl => self.sys_epoll_ctl(c, targs),
             SYS_rseq | SYS_futex_waitv => err(ENOSYS),
             SYS_alarm | SYS_setitimer => self.sys_real_timer(c, targs),
             SYS_timer_create | SYS_timerfd_create => {
@@ -129,6 +139,22 @@ impl Supervisor {
                 self.unsupported(c, "a tracee may not trace or write other processes", EPERM)
             }
             _ => self.unsupported(c, "trapped but not handled", ENOSYS),
+        }
+    }
+
+    /// The virtual socket a descriptor call (fd in the first argument) is
+    /// made on, if it is one. close/dup2/dup3 are handled with the
+    /// descriptor cache instead.
+    #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
+    fn fd_call_on_vsock(&self, c: &Call) -> Option<crate::netstate::VsId> {
+        use libc::*;
+        match c.nr {
+            SYS_read | SYS_readv | SYS_write | SYS_writev | SYS_recvfrom | SYS_recvmsg
+            | SYS_sendto | SYS_sendmsg | SYS_sendmmsg | SYS_recvmmsg | SYS_accept | SYS_accept4
+            | SYS_connect | SYS_bind | SYS_listen | SYS_shutdown | SYS_getsockname
+            | SYS_getpeername | SYS_getsockopt | SYS_setsockopt | SYS_fcntl | SYS_ioctl
+            | SYS_dup => self.vsock(c.pid, c.a[0] as i32),
+            _ => None,
         }
     }
 

@@ -1,8 +1,12 @@
-//! poll, ppoll, select, pselect6, epoll_wait, epoll_pwait, epoll_pwait2.
-//! The supervisor probes readiness itself; the kernel only ever runs these
-//! calls with a zero timeout, so they never block while others are stopped.
+//! poll, ppoll, select, pselect6, epoll_wait, epoll_pwait, epoll_pwait2 and
+//! epoll_ctl. Readiness is decided by the supervisor: real descriptors are
+//! probed (pidfd_getfd + poll(0)), virtual sockets asked of vnet. The kernel
+//! only ever runs these calls with a zero timeout; a caller that would wait
+//! is parked, and its call re-executed when something may be ready or its
+//! deadline has passed (the deadline survives the re-execution).
 
-use super::{Action, Call};
+use super::{err, ret, Action, Call};
+use crate::netstate::event_bits;
 use crate::supervisor::Supervisor;
 use crate::tracee::{self, Regs};
 use crate::vclock::Timespec;
@@ -20,60 +24,228 @@ enum Timeout {
 
 /// Bytes below the stack pointer that leaf code may use (System V ABI).
 const RED_ZONE: u64 = 128;
+const POLLNVAL: i16 = 0x20;
+/// sizeof(struct epoll_event) on x86_64 (packed).
+const EPOLL_EVENT_SIZE: u64 = 12;
+
+/// One entry of a poll set: descriptor, requested events, and where it came from.
+struct Entry {
+    fd: i32,
+    events: i16,
+}
 
 impl Supervisor {
+    /// poll, ppoll, select, pselect6.
+    #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     pub(super) fn sys_poll(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
         use libc::*;
-        #[allow(non_upper_case_globals)]
-        let (timeout, fds) = match c.nr {
-            SYS_poll => (Timeout::Millis(2), self.pollfds(c)),
-            SYS_ppoll => (Timeout::Timespec(2), self.pollfds(c)),
-            SYS_select => (Timeout::Timeval(4), self.select_fds(c)),
-            SYS_pselect6 => (Timeout::Timespec(4), self.select_fds(c)),
-            SYS_epoll_pwait2 => (Timeout::Timespec(3), vec![(c.a[0] as i32, POLLIN)]),
-            _ => (Timeout::Millis(3), vec![(c.a[0] as i32, POLLIN)]),
+        let (timeout, entries, is_select) = match c.nr {
+            SYS_poll => (Timeout::Millis(2), self.pollfds(c), false),
+            SYS_ppoll => (Timeout::Timespec(2), self.pollfds(c), false),
+            SYS_select => (Timeout::Timeval(4), self.select_fds(c), true),
+            _ => (Timeout::Timespec(4), self.select_fds(c), true),
         };
-        targs.extend(fds.iter().map(|&(fd, _)| fd as i64));
-        let wait = match self.timeout_ns(c, &timeout) {
-            Ok(w) => w,
-            Err(e) => return super::err(e),
+        targs.extend(entries.iter().map(|e| e.fd as i64));
+        let deadline = match self.deadline(c, &timeout) {
+            Ok(d) => d,
+            Err(e) => return err(e),
         };
-        let Some(zero) = self.zero_timeout(c, &timeout) else {
-            return super::err(libc::EFAULT);
-        };
-        if wait == Some(0) || self.fds_ready(c.pid, &fds, false) {
-            return Action::Now(zero);
+        let expired = deadline.is_some_and(|d| d <= self.clock.now());
+        let virt: Vec<(crate::netstate::VsId, u32)> = entries
+            .iter()
+            .filter_map(|e| {
+                self.vsock(c.pid, e.fd)
+                    .map(|vs| (vs, e.events as u16 as u32))
+            })
+            .collect();
+        let real: Vec<(i32, i16)> = entries
+            .iter()
+            .filter(|e| self.vsock(c.pid, e.fd).is_none())
+            .map(|e| (e.fd, e.events))
+            .collect();
+        if virt.is_empty() {
+            // Only real descriptors: the kernel answers, with a zero timeout.
+            if expired || self.fds_ready(c.pid, &real, false) {
+                return self.zero_timeout_pass(c, &timeout, None);
+            }
+        } else {
+            let revents: Vec<i16> = entries.iter().map(|e| self.revents(c.pid, e)).collect();
+            let ready = revents.iter().filter(|&&r| r != 0).count();
+            if ready > 0 || expired {
+                let written = if is_select {
+                    self.write_select_result(c, &entries, &revents)
+                } else {
+                    self.write_poll_result(c, &revents)
+                };
+                return match written {
+                    Some(n) => ret(n as i64),
+                    None => err(libc::EFAULT),
+                };
+            }
         }
+        self.park_net(real, virt, None, deadline)
+    }
+
+    /// epoll_wait, epoll_pwait, epoll_pwait2.
+    pub(super) fn sys_epoll_wait(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        let timeout = if c.nr == libc::SYS_epoll_pwait2 {
+            Timeout::Timespec(3)
+        } else {
+            Timeout::Millis(3)
+        };
+        let (epfd, events, max) = (c.a[0] as i32, c.a[1], c.a[2] as i32);
+        targs.push(epfd as i64);
+        if max <= 0 {
+            return err(libc::EINVAL);
+        }
+        let deadline = match self.deadline(c, &timeout) {
+            Ok(d) => d,
+            Err(e) => return err(e),
+        };
+        let expired = deadline.is_some_and(|d| d <= self.clock.now());
+        let key = (c.pid, epfd);
+        let real_ready = self.fds_ready(c.pid, &[(epfd, libc::POLLIN)], false);
+        let has_virtual = self.net.has_epoll(key);
+        if !has_virtual && (real_ready || expired) {
+            return self.zero_timeout_pass(c, &timeout, None);
+        }
+        if has_virtual {
+            let virt = self.net.epoll_ready(key, max as usize, true);
+            if real_ready && virt.len() < max as usize {
+                // The kernel fills in the real events; the exit hook appends ours.
+                return self.zero_timeout_pass(c, &timeout, Some((virt, max)));
+            }
+            if !virt.is_empty() || expired {
+                targs.push(virt.len() as i64);
+                return match write_epoll_events(c.pid, events, &virt) {
+                    true => ret(virt.len() as i64),
+                    false => err(libc::EFAULT),
+                };
+            }
+        }
+        self.park_net(vec![(epfd, libc::POLLIN)], Vec::new(), Some(key), deadline)
+    }
+
+    /// epoll_ctl: virtual sockets are registered in the supervisor, real
+    /// descriptors in the kernel.
+    pub(super) fn sys_epoll_ctl(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        let (epfd, op, fd) = (c.a[0] as i32, c.a[1] as i32, c.a[2] as i32);
+        targs.extend([epfd as i64, op as i64, fd as i64]);
+        let Some(vs) = self.vsock(c.pid, fd) else {
+            return Action::Now(Resume::Pass);
+        };
+        let (events, data) = if op == libc::EPOLL_CTL_DEL {
+            (0, 0)
+        } else {
+            let mut raw = [0u8; 12];
+            if tracee::read_mem(c.pid, c.a[3], &mut raw).is_err() {
+                return err(libc::EFAULT);
+            }
+            (
+                u32::from_ne_bytes(raw[0..4].try_into().expect("4 bytes")),
+                u64::from_ne_bytes(raw[4..12].try_into().expect("8 bytes")),
+            )
+        };
+        match self.net.epoll_ctl((c.pid, epfd), op, fd, vs, events, data) {
+            Ok(()) => ret(0),
+            Err(e) => err(e),
+        }
+    }
+
+    /// Parks until a real descriptor, a virtual socket or an epoll instance
+    /// may be ready, or the deadline; the call is then executed again.
+    fn park_net(
+        &mut self,
+        real: Vec<(i32, i16)>,
+        virt: Vec<(crate::netstate::VsId, u32)>,
+        epoll: Option<(i32, i32)>,
+        deadline: Option<u64>,
+    ) -> Action {
         Action::Park(Wait {
-            kind: WaitKind::Fds {
-                fds,
-                on_ready: zero.clone(),
-            },
-            deadline: wait.map(|ns| self.clock.now().saturating_add(ns)),
-            on_timeout: zero,
+            kind: WaitKind::Net { real, virt, epoll },
+            deadline,
+            on_timeout: Resume::Restart,
             restartable: false,
         })
     }
 
-    /// The (fd, events) pairs of a poll/ppoll array.
-    fn pollfds(&self, c: &Call) -> Vec<(i32, i16)> {
-        let n = (c.a[1] as usize).min(4096);
-        let mut raw = vec![[0i32; 2]; n];
-        for (i, slot) in raw.iter_mut().enumerate() {
-            *slot = tracee::read_val(c.pid, c.a[0] + 8 * i as u64).unwrap_or([-1, 0]);
+    /// poll(2) revents of one entry.
+    fn revents(&self, pid: i32, e: &Entry) -> i16 {
+        if let Some(vs) = self.vsock(pid, e.fd) {
+            let always = libc::POLLERR | libc::POLLHUP;
+            return (event_bits(self.net.readiness(vs)) as i16) & (e.events | always);
         }
-        raw.iter()
-            .filter(|p| p[0] >= 0)
-            .map(|p| (p[0], (p[1] & 0xffff) as i16))
+        let Some(pidfd) = self.procs.get(&pid).and_then(|p| p.pidfd.as_ref()) else {
+            return POLLNVAL;
+        };
+        crate::fdprobe::probe(pidfd, e.fd, e.events).map_or(POLLNVAL, |p| p.revents)
+    }
+
+    fn write_poll_result(&self, c: &Call, revents: &[i16]) -> Option<usize> {
+        let n = (c.a[1] as usize).min(4096);
+        let mut next = revents.iter();
+        let mut count = 0;
+        for i in 0..n {
+            let at = c.a[0] + 8 * i as u64;
+            let fd: i32 = tracee::read_val(c.pid, at).ok()?;
+            let r = if fd >= 0 {
+                *next.next().unwrap_or(&0)
+            } else {
+                0
+            };
+            count += usize::from(r != 0);
+            tracee::write_val(c.pid, at + 6, &r).ok()?;
+        }
+        Some(count)
+    }
+
+    fn write_select_result(&self, c: &Call, entries: &[Entry], revents: &[i16]) -> Option<usize> {
+        let words = (c.a[0] as usize).min(libc::FD_SETSIZE).div_ceil(64);
+        let mut sets = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
+        let mut count = 0;
+        for (e, &r) in entries.iter().zip(revents) {
+            let (set, hit) = match e.events {
+                libc::POLLIN => (0, r & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0),
+                libc::POLLOUT => (1, r & (libc::POLLOUT | libc::POLLERR) != 0),
+                _ => (2, r & libc::POLLPRI != 0),
+            };
+            if hit {
+                sets[set][e.fd as usize / 64] |= 1 << (e.fd % 64);
+                count += 1;
+            }
+        }
+        for (i, set) in sets.iter().enumerate() {
+            let addr = c.a[1 + i];
+            if addr != 0 {
+                for (w, bits) in set.iter().enumerate() {
+                    tracee::write_val(c.pid, addr + 8 * w as u64, bits).ok()?;
+                }
+            }
+        }
+        Some(count)
+    }
+
+    /// The entries of a poll/ppoll array.
+    fn pollfds(&self, c: &Call) -> Vec<Entry> {
+        let n = (c.a[1] as usize).min(4096);
+        (0..n)
+            .filter_map(|i| {
+                let [fd, ev]: [i32; 2] =
+                    tracee::read_val(c.pid, c.a[0] + 8 * i as u64).unwrap_or([-1, 0]);
+                (fd >= 0).then_some(Entry {
+                    fd,
+                    events: (ev & 0xffff) as i16,
+                })
+            })
             .collect()
     }
 
-    /// The (fd, events) pairs of select's three fd_sets.
-    fn select_fds(&self, c: &Call) -> Vec<(i32, i16)> {
+    /// The entries of select's three fd_sets (read, write, except).
+    fn select_fds(&self, c: &Call) -> Vec<Entry> {
         let nfds = (c.a[0] as usize).min(libc::FD_SETSIZE);
         let words = nfds.div_ceil(64);
         let mut out = Vec::new();
-        for (set, ev) in [
+        for (set, events) in [
             (c.a[1], libc::POLLIN),
             (c.a[2], libc::POLLOUT),
             (c.a[3], libc::POLLPRI),
@@ -86,7 +258,10 @@ impl Supervisor {
                 for b in 0..64 {
                     let fd = w * 64 + b;
                     if fd < nfds && bits & (1 << b) != 0 {
-                        out.push((fd as i32, ev));
+                        out.push(Entry {
+                            fd: fd as i32,
+                            events,
+                        });
                     }
                 }
             }
@@ -94,49 +269,94 @@ impl Supervisor {
         out
     }
 
-    /// The call's timeout in ns; `None` waits forever.
-    fn timeout_ns(&self, c: &Call, t: &Timeout) -> Result<Option<u64>, i32> {
-        match *t {
+    /// The call's deadline in scheduler time (`None`: wait forever). A call
+    /// re-executed after a wait keeps the deadline of its first execution.
+    fn deadline(&mut self, c: &Call, t: &Timeout) -> Result<Option<u64>, i32> {
+        if let Some(d) = self
+            .threads
+            .get_mut(&c.vtid)
+            .expect("thread")
+            .restart_deadline
+            .take()
+        {
+            return Ok(Some(d));
+        }
+        let ns = match *t {
             Timeout::Millis(i) => {
                 let ms = c.a[i] as i32;
-                Ok((ms >= 0).then(|| ms as u64 * 1_000_000))
+                (ms >= 0).then(|| ms as u64 * 1_000_000)
             }
             Timeout::Timespec(i) | Timeout::Timeval(i) => {
                 if c.a[i] == 0 {
-                    return Ok(None);
-                }
-                let ts: Timespec = tracee::read_val(c.pid, c.a[i]).map_err(|_| libc::EFAULT)?;
-                let ts = if matches!(t, Timeout::Timeval(_)) {
-                    Timespec {
-                        sec: ts.sec,
-                        nsec: ts.nsec.saturating_mul(1000),
-                    }
+                    None
                 } else {
-                    ts
-                };
-                Ok(Some(ts.to_ns().ok_or(libc::EINVAL)?))
+                    let ts: Timespec = tracee::read_val(c.pid, c.a[i]).map_err(|_| libc::EFAULT)?;
+                    let ts = if matches!(t, Timeout::Timeval(_)) {
+                        Timespec {
+                            sec: ts.sec,
+                            nsec: ts.nsec.saturating_mul(1000),
+                        }
+                    } else {
+                        ts
+                    };
+                    Some(ts.to_ns().ok_or(libc::EINVAL)?)
+                }
             }
-        }
+        };
+        Ok(ns.map(|ns| self.clock.now().saturating_add(ns)))
     }
 
-    /// How to run the call in the kernel with a zero timeout: the timeout
-    /// argument is replaced (a zeroed timespec is placed below the red zone
-    /// of the caller's stack) and restored at the call's exit.
-    fn zero_timeout(&self, c: &Call, t: &Timeout) -> Option<Resume> {
+    /// Runs the call in the kernel with a zero timeout: the timeout argument
+    /// is replaced (a zeroed timespec is placed below the red zone of the
+    /// caller's stack) and restored at the call's exit. With `append`, the
+    /// kernel may fill at most `max - append.len()` epoll events and the
+    /// virtual ones are appended at the exit.
+    fn zero_timeout_pass(
+        &self,
+        c: &Call,
+        t: &Timeout,
+        append: Option<(Vec<(u32, u64)>, i32)>,
+    ) -> Action {
         let mut regs = c.regs;
         match *t {
             Timeout::Millis(i) => set_arg(&mut regs, i, 0),
             Timeout::Timespec(i) | Timeout::Timeval(i) => {
                 let scratch = (c.regs.rsp - RED_ZONE - 16) & !15;
-                tracee::write_val(c.pid, scratch, &Timespec::default()).ok()?;
+                if tracee::write_val(c.pid, scratch, &Timespec::default()).is_err() {
+                    return err(libc::EFAULT);
+                }
                 set_arg(&mut regs, i, scratch);
             }
         }
-        Some(Resume::PassThenExit(
-            Some(Box::new(regs)),
-            ExitHook::RestoreArgs(Box::new(c.regs)),
-        ))
+        let restore = Box::new(c.regs);
+        let hook = match append {
+            Some((events, max)) => {
+                regs.rdx = (max as usize - events.len()) as u64;
+                ExitHook::AppendEpollEvents {
+                    buf: c.a[1],
+                    events,
+                    restore,
+                }
+            }
+            None => ExitHook::RestoreArgs(restore),
+        };
+        Action::Now(Resume::PassThenExit(Some(Box::new(regs)), hook))
     }
+}
+
+/// Writes epoll events (packed 12-byte structs) at `buf`.
+pub(crate) fn write_epoll_events(pid: i32, buf: u64, events: &[(u32, u64)]) -> bool {
+    let mut bytes = Vec::with_capacity(events.len() * EPOLL_EVENT_SIZE as usize);
+    for &(ev, data) in events {
+        bytes.extend_from_slice(&ev.to_ne_bytes());
+        bytes.extend_from_slice(&data.to_ne_bytes());
+    }
+    tracee::write_mem(pid, buf, &bytes).is_ok()
+}
+
+/// The byte offset of epoll event `n` in a buffer.
+pub(crate) fn epoll_event_offset(n: u64) -> u64 {
+    n * EPOLL_EVENT_SIZE
 }
 
 /// Sets syscall argument register `i` (0-based: rdi, rsi, rdx, r10, r8, r9).

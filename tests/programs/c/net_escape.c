@@ -1,6 +1,7 @@
-/* Tries to reach the host network: a TCP connect to the port given in argv[1]
- * on 127.0.0.1, and a UDP datagram to it. Under faultline both must fail
- * before anything leaves the process. */
+/* Tries to reach the host network: a TCP connect and a UDP datagram to the
+ * port given in argv[1], on 127.0.0.1 (which under faultline is the simulated
+ * host itself) and on 127.0.0.2 (not a simulated host: must fail closed).
+ * Nothing may reach the real listeners the test holds on both addresses. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -10,27 +11,30 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static void attempt(int type, const char *label, int port) {
+static void attempt(int type, const char *label, const char *ip, int port) {
     int fd = socket(AF_INET, type, 0);
     if (fd < 0) {
-        printf("%s socket: %s\n", label, strerror(errno));
+        printf("%s %s socket: %s\n", label, ip, strerror(errno));
         return;
     }
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    inet_pton(AF_INET, ip, &sa.sin_addr);
     if (type == SOCK_STREAM) {
         int rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
-        printf("%s connect: %s\n", label, rc == 0 ? "connected" : strerror(errno));
+        printf("%s %s connect: %s\n", label, ip, rc == 0 ? "connected" : strerror(errno));
     } else {
         ssize_t n = sendto(fd, "x", 1, 0, (struct sockaddr *)&sa, sizeof sa);
-        printf("%s sendto: %s\n", label, n == 1 ? "sent" : strerror(errno));
+        printf("%s %s sendto: %s\n", label, ip, n == 1 ? "sent" : strerror(errno));
     }
     close(fd);
 }
 
 int main(int argc, char **argv) {
     int port = argc > 1 ? atoi(argv[1]) : 9;
-    attempt(SOCK_STREAM, "tcp", port);
-    attempt(SOCK_DGRAM, "udp", port);
+    const char *ips[] = {"127.0.0.1", "127.0.0.2"};
+    for (int i = 0; i < 2; i++) {
+        attempt(SOCK_STREAM, "tcp", ips[i], port);
+        attempt(SOCK_DGRAM, "udp", ips[i], port);
+    }
     return 0;
 }

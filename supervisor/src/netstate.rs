@@ -1,0 +1,339 @@
+//! The supervisor's side of the simulated network: vnet itself, which
+//! descriptor stands for which virtual socket, and the epoll registrations
+//! of virtual sockets (kept here, not in the kernel, since the kernel only
+//! sees a placeholder descriptor).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use vnet::{Domain, HostId, Kind, Network, Readiness, SocketId};
+
+/// Index of a virtual socket in [`NetState`].
+pub type VsId = u32;
+
+/// One virtual socket, shared by every descriptor that refers to it.
+#[derive(Debug)]
+pub struct VSocket {
+    /// The socket in vnet.
+    pub net: SocketId,
+    /// Stream or datagram.
+    pub kind: Kind,
+    /// AF_INET or AF_INET6 (how addresses are shown to the program).
+    pub domain: Domain,
+    /// O_NONBLOCK of the open file (shared by dup'd descriptors, as in Linux).
+    pub nonblocking: bool,
+    /// Descriptors referring to it, across processes.
+    pub refs: u32,
+}
+
+/// A virtual socket registered in an epoll instance.
+#[derive(Debug, Clone)]
+pub struct EpollReg {
+    /// The descriptor number it was added under.
+    pub fd: i32,
+    /// The socket.
+    pub vs: VsId,
+    /// Interest mask and flags (EPOLLIN, EPOLLOUT, EPOLLET, EPOLLONESHOT...).
+    pub events: u32,
+    /// The user's data word.
+    pub data: u64,
+    /// Edge-triggered: readiness changed since the last report.
+    pub edge: bool,
+    /// EPOLLONESHOT: reported once, disabled until EPOLL_CTL_MOD.
+    pub disabled: bool,
+}
+
+const EPOLLIN: u32 = 0x001;
+const EPOLLPRI: u32 = 0x002;
+const EPOLLOUT: u32 = 0x004;
+const EPOLLERR: u32 = 0x008;
+const EPOLLHUP: u32 = 0x010;
+const EPOLLRDHUP: u32 = 0x2000;
+const EPOLLONESHOT: u32 = 1 << 30;
+const EPOLLET: u32 = 1 << 31;
+
+/// poll(2)/epoll event bits (they share values) for a readiness.
+pub fn event_bits(r: Readiness) -> u32 {
+    let mut ev = 0;
+    if r.readable {
+        ev |= EPOLLIN;
+    }
+    if r.writable {
+        ev |= EPOLLOUT;
+    }
+    if r.err {
+        ev |= EPOLLERR;
+    }
+    if r.hup {
+        ev |= EPOLLHUP;
+    }
+    if r.rdhup {
+        ev |= EPOLLRDHUP;
+    }
+    ev
+}
+
+/// What the simulated network needs in the supervisor.
+pub struct NetState {
+    /// The network.
+    pub net: Network,
+    /// Host ids by name.
+    pub hosts: BTreeMap<String, HostId>,
+    socks: BTreeMap<VsId, VSocket>,
+    by_net: HashMap<SocketId, VsId>,
+    next_vs: VsId,
+    /// Registrations per (host pid, epoll fd), in registration order.
+    epolls: BTreeMap<(i32, i32), Vec<EpollReg>>,
+    /// Where the simulated /etc files live on the host.
+    dir: PathBuf,
+}
+
+impl NetState {
+    /// A network with the given hosts; writes the simulated /etc files into `dir`.
+    pub fn new(
+        seed: u64,
+        config: vnet::NetConfig,
+        host_names: &[String],
+        dir: &std::path::Path,
+    ) -> Result<NetState, String> {
+        config
+            .validate()
+            .map_err(|e| format!("network settings: {e}"))?;
+        let mut net = Network::new(seed ^ 0x6e65_7477_6f72_6b00, config);
+        let mut hosts = BTreeMap::new();
+        for name in host_names {
+            let id = net
+                .add_host(name)
+                .map_err(|e| format!("host {name:?}: {e}"))?;
+            hosts.insert(name.clone(), id);
+        }
+        let write = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+        };
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        write("hosts", &net.hosts_file())?;
+        // No name server is reachable: lookups beyond /etc/hosts fail closed.
+        write(
+            "resolv.conf",
+            "# faultline: no DNS inside the simulation\noptions attempts:1 timeout:1\n",
+        )?;
+        for name in host_names {
+            write(&format!("hostname-{name}"), &format!("{name}\n"))?;
+        }
+        Ok(NetState {
+            net,
+            hosts,
+            socks: BTreeMap::new(),
+            by_net: HashMap::new(),
+            next_vs: 1,
+            epolls: BTreeMap::new(),
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// The simulated stand-in for a system file a program on `host` opens:
+    /// /etc/hosts, /etc/resolv.conf, and the host name files.
+    pub fn redirect(&self, path: &[u8], host: HostId) -> Option<PathBuf> {
+        match path {
+            b"/etc/hosts" => Some(self.dir.join("hosts")),
+            b"/etc/resolv.conf" => Some(self.dir.join("resolv.conf")),
+            b"/etc/hostname" | b"/proc/sys/kernel/hostname" => Some(
+                self.dir
+                    .join(format!("hostname-{}", self.net.host_name(host))),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Registers a new virtual socket with one reference.
+    pub fn add(&mut self, net: SocketId, nonblocking: bool) -> VsId {
+        let vs = self.next_vs;
+        self.next_vs += 1;
+        let kind = self.net.kind(net).unwrap_or(Kind::Stream);
+        let domain = self.net.domain(net).unwrap_or(Domain::Inet);
+        self.socks.insert(
+            vs,
+            VSocket {
+                net,
+                kind,
+                domain,
+                nonblocking,
+                refs: 1,
+            },
+        );
+        self.by_net.insert(net, vs);
+        vs
+    }
+
+    /// The socket behind `vs`.
+    pub fn get(&self, vs: VsId) -> Option<&VSocket> {
+        self.socks.get(&vs)
+    }
+
+    /// Mutable access to the socket behind `vs`.
+    pub fn get_mut(&mut self, vs: VsId) -> Option<&mut VSocket> {
+        self.socks.get_mut(&vs)
+    }
+
+    /// One more descriptor refers to `vs` (dup, fork).
+    pub fn add_ref(&mut self, vs: VsId) {
+        if let Some(s) = self.socks.get_mut(&vs) {
+            s.refs += 1;
+        }
+    }
+
+    /// A descriptor of `vs` in process `pid` was closed; the socket closes
+    /// with its last descriptor.
+    pub fn drop_ref(&mut self, pid: i32, fd: i32, vs: VsId, now: u64) {
+        for regs in self
+            .epolls
+            .iter_mut()
+            .filter(|((p, _), _)| *p == pid)
+            .map(|(_, r)| r)
+        {
+            regs.retain(|r| !(r.fd == fd && r.vs == vs));
+        }
+        let Some(s) = self.socks.get_mut(&vs) else {
+            return;
+        };
+        s.refs = s.refs.saturating_sub(1);
+        if s.refs == 0 {
+            let net = s.net;
+            self.socks.remove(&vs);
+            self.by_net.remove(&net);
+            let _ = self.net.close(net, now);
+            for regs in self.epolls.values_mut() {
+                regs.retain(|r| r.vs != vs);
+            }
+        }
+    }
+
+    /// Forgets the registrations of an epoll descriptor that was closed.
+    pub fn drop_epoll(&mut self, pid: i32, epfd: i32) {
+        self.epolls.remove(&(pid, epfd));
+    }
+
+    /// Copies a process's epoll registrations to its fork child.
+    pub fn fork_epolls(&mut self, parent: i32, child: i32) {
+        let copies: Vec<((i32, i32), Vec<EpollReg>)> = self
+            .epolls
+            .iter()
+            .filter(|((p, _), _)| *p == parent)
+            .map(|((_, fd), regs)| ((child, *fd), regs.clone()))
+            .collect();
+        self.epolls.extend(copies);
+    }
+
+    /// The readiness of `vs` now.
+    pub fn readiness(&self, vs: VsId) -> Readiness {
+        self.socks
+            .get(&vs)
+            .and_then(|s| self.net.readiness(s.net).ok())
+            .unwrap_or(Readiness {
+                readable: true,
+                writable: true,
+                hup: true,
+                rdhup: true,
+                err: true,
+            })
+    }
+
+    /// Delivers what is due at `now`; marks edges on the epoll registrations
+    /// of sockets whose readiness may have changed.
+    pub fn advance(&mut self, now: u64) {
+        for change in self.net.advance(now) {
+            if let Some(&vs) = self.by_net.get(&change.socket) {
+                for regs in self.epolls.values_mut() {
+                    for r in regs.iter_mut().filter(|r| r.vs == vs) {
+                        r.edge = true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// EPOLL_CTL_ADD/MOD/DEL of a virtual socket. Returns an errno on error.
+    pub fn epoll_ctl(
+        &mut self,
+        key: (i32, i32),
+        op: i32,
+        fd: i32,
+        vs: VsId,
+        events: u32,
+        data: u64,
+    ) -> Result<(), i32> {
+        let regs = self.epolls.entry(key).or_default();
+        let at = regs.iter().position(|r| r.fd == fd);
+        match (op, at) {
+            (libc::EPOLL_CTL_ADD, None) => {
+                regs.push(EpollReg {
+                    fd,
+                    vs,
+                    events,
+                    data,
+                    edge: true,
+                    disabled: false,
+                });
+                Ok(())
+            }
+            (libc::EPOLL_CTL_ADD, Some(_)) => Err(libc::EEXIST),
+            (libc::EPOLL_CTL_MOD, Some(i)) => {
+                regs[i] = EpollReg {
+                    fd,
+                    vs,
+                    events,
+                    data,
+                    edge: true,
+                    disabled: false,
+                };
+                Ok(())
+            }
+            (libc::EPOLL_CTL_DEL, Some(i)) => {
+                regs.remove(i);
+                Ok(())
+            }
+            (libc::EPOLL_CTL_MOD | libc::EPOLL_CTL_DEL, None) => Err(libc::ENOENT),
+            _ => Err(libc::EINVAL),
+        }
+    }
+
+    /// The virtual sockets of an epoll instance that are ready, as
+    /// (events, data) pairs, at most `max`. With `consume`, edge-triggered
+    /// and one-shot registrations are marked reported.
+    pub fn epoll_ready(&mut self, key: (i32, i32), max: usize, consume: bool) -> Vec<(u32, u64)> {
+        let mut out = Vec::new();
+        let Some(regs) = self.epolls.get(&key) else {
+            return out;
+        };
+        let ready: Vec<(usize, u32)> = regs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.disabled && (r.events & EPOLLET == 0 || r.edge))
+            .filter_map(|(i, r)| {
+                let mask =
+                    r.events & (EPOLLIN | EPOLLPRI | EPOLLOUT | EPOLLRDHUP) | EPOLLERR | EPOLLHUP;
+                let ev = event_bits(self.readiness(r.vs)) & mask;
+                (ev != 0).then_some((i, ev))
+            })
+            .take(max)
+            .collect();
+        let regs = self.epolls.get_mut(&key).expect("checked above");
+        for (i, ev) in ready {
+            let r = &mut regs[i];
+            out.push((ev, r.data));
+            if consume {
+                r.edge = false;
+                if r.events & EPOLLONESHOT != 0 {
+                    r.disabled = true;
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether an epoll instance has any virtual registrations.
+    pub fn has_epoll(&self, key: (i32, i32)) -> bool {
+        self.epolls.get(&key).is_some_and(|r| !r.is_empty())
+    }
+}

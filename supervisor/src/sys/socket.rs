@@ -1,0 +1,521 @@
+//! Socket calls on virtual sockets. A virtual socket is a vnet socket; the
+//! program holds a placeholder descriptor (an eventfd the supervisor never
+//! lets it use directly), so descriptor numbers come from the kernel and
+//! never collide. Blocking calls park the thread and re-execute the call when
+//! the socket's readiness may have changed.
+
+use std::net::SocketAddr;
+
+use vnet::{ConnectProgress, Domain, Kind, NetError, Shutdown};
+
+use super::{err, ret, Action, Call};
+use crate::netstate::VsId;
+use crate::sockaddr as addrs;
+use crate::supervisor::Supervisor;
+use crate::tracee;
+use crate::world::{ExitHook, Resume, Wait, WaitKind};
+
+const EFD_NONBLOCK: u64 = libc::O_NONBLOCK as u64;
+const EFD_CLOEXEC: u64 = libc::O_CLOEXEC as u64;
+/// Most bytes one read or write moves (as a short read/write would).
+const MAX_IO: usize = 1 << 20;
+const WANT_READ: u32 = 0x001;
+const WANT_WRITE: u32 = 0x004;
+
+fn net_err(e: NetError) -> Action {
+    err(e.errno())
+}
+
+/// A (base, length) pair of an iovec array.
+type IoVec = (u64, usize);
+
+/// Reads `count` iovecs at `addr`.
+pub(super) fn read_iovecs(pid: i32, addr: u64, count: u64) -> Option<Vec<IoVec>> {
+    (0..count.min(1024))
+        .map(|i| {
+            tracee::read_val::<[u64; 2]>(pid, addr + 16 * i)
+                .ok()
+                .map(|[b, l]| (b, l as usize))
+        })
+        .collect()
+}
+
+/// Gathers up to `limit` bytes from the iovecs.
+fn gather(pid: i32, iovs: &[IoVec], limit: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    for &(base, len) in iovs {
+        let take = len.min(limit - out.len());
+        let mut buf = vec![0u8; take];
+        tracee::read_mem(pid, base, &mut buf).ok()?;
+        out.extend_from_slice(&buf);
+        if out.len() == limit {
+            break;
+        }
+    }
+    Some(out)
+}
+
+/// Scatters `data` over the iovecs.
+fn scatter(pid: i32, iovs: &[IoVec], data: &[u8]) -> bool {
+    let mut rest = data;
+    for &(base, len) in iovs {
+        if rest.is_empty() {
+            break;
+        }
+        let n = len.min(rest.len());
+        if tracee::write_mem(pid, base, &rest[..n]).is_err() {
+            return false;
+        }
+        rest = &rest[n..];
+    }
+    true
+}
+
+/// The fields of a `struct msghdr` faultline uses.
+struct MsgHdr {
+    name: u64,
+    namelen: u32,
+    iov: u64,
+    iovlen: u64,
+}
+
+fn read_msghdr(pid: i32, addr: u64) -> Option<MsgHdr> {
+    let raw: [u64; 7] = tracee::read_val(pid, addr).ok()?;
+    Some(MsgHdr {
+        name: raw[0],
+        namelen: raw[1] as u32,
+        iov: raw[2],
+        iovlen: raw[3],
+    })
+}
+
+impl Supervisor {
+    /// The virtual socket behind descriptor `fd` of process `pid`, if any.
+    pub(crate) fn vsock(&self, pid: i32, fd: i32) -> Option<VsId> {
+        match self.procs.get(&pid)?.fds.get(&fd) {
+            Some(crate::fdprobe::FdKind::Socket(vs)) => Some(*vs),
+            _ => None,
+        }
+    }
+
+    /// socket(AF_INET/AF_INET6, SOCK_STREAM/SOCK_DGRAM): a vnet socket and a
+    /// placeholder descriptor.
+    pub(super) fn sys_socket_inet(&mut self, c: &Call, domain: Domain) -> Action {
+        let ty = c.a[1] as i32;
+        let kind = match ty & 0xf {
+            libc::SOCK_STREAM => Kind::Stream,
+            libc::SOCK_DGRAM => Kind::Dgram,
+            _ => {
+                return self.unsupported(
+                    c,
+                    "only TCP and UDP sockets are simulated",
+                    libc::EPROTONOSUPPORT,
+                );
+            }
+        };
+        let host = self.procs[&c.pid].host;
+        let net = self.net.net.socket(host, domain, kind);
+        self.placeholder(
+            c,
+            net,
+            ty & libc::SOCK_NONBLOCK != 0,
+            ty & libc::SOCK_CLOEXEC != 0,
+            None,
+        )
+    }
+
+    /// Turns the current call into eventfd2 so the kernel hands out the
+    /// descriptor number; the exit hook binds it to `net`.
+    fn placeholder(
+        &mut self,
+        c: &Call,
+        net: vnet::SocketId,
+        nonblocking: bool,
+        cloexec: bool,
+        peer: Option<(u64, u64, SocketAddr)>,
+    ) -> Action {
+        let mut regs = c.regs;
+        regs.orig_rax = libc::SYS_eventfd2 as u64;
+        regs.rdi = 0;
+        regs.rsi =
+            if nonblocking { EFD_NONBLOCK } else { 0 } | if cloexec { EFD_CLOEXEC } else { 0 };
+        Action::Now(Resume::PassThenExit(
+            Some(Box::new(regs)),
+            ExitHook::NewSocket {
+                net,
+                nonblocking,
+                peer,
+                restore: Box::new(c.regs),
+            },
+        ))
+    }
+
+    /// Parks a blocking caller until `vs` may be ready for `mask`; a
+    /// non-blocking one gets EAGAIN.
+    fn would_block(&mut self, vs: VsId, mask: u32, dontwait: bool) -> Action {
+        let nonblocking = self.net.get(vs).is_none_or(|s| s.nonblocking);
+        if nonblocking || dontwait {
+            return err(libc::EAGAIN);
+        }
+        Action::Park(Wait {
+            kind: WaitKind::Net {
+                real: Vec::new(),
+                virt: vec![(vs, mask)],
+                epoll: None,
+            },
+            deadline: None,
+            on_timeout: Resume::Restart,
+            restartable: true,
+        })
+    }
+
+    /// Every call on a descriptor that is a virtual socket.
+    #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
+    pub(super) fn sys_vsock(&mut self, c: &Call, vs: VsId, targs: &mut Vec<i64>) -> Action {
+        use libc::*;
+        let now = self.clock.now();
+        let Some(sock) = self.net.get(vs) else {
+            return err(EBADF);
+        };
+        let (net, inet6) = (sock.net, sock.domain == Domain::Inet6);
+        targs.push(c.a[0] as i64);
+        match c.nr {
+            SYS_bind => match addrs::read(c.pid, c.a[1], c.a[2]) {
+                Ok(sa) => self.net.net.bind(net, sa).map_or_else(net_err, |()| ret(0)),
+                Err(e) => err(e.errno()),
+            },
+            SYS_listen => {
+                let backlog = (c.a[1] as i32).clamp(1, 4096) as usize;
+                self.net
+                    .net
+                    .listen(net, backlog)
+                    .map_or_else(net_err, |()| ret(0))
+            }
+            SYS_connect => self.vsock_connect(c, vs, net),
+            SYS_accept | SYS_accept4 => {
+                let flags = if c.nr == SYS_accept4 {
+                    c.a[3] as i32
+                } else {
+                    0
+                };
+                match self.net.net.accept(net) {
+                    Ok((child, peer)) => self.placeholder(
+                        c,
+                        child,
+                        flags & SOCK_NONBLOCK != 0,
+                        flags & SOCK_CLOEXEC != 0,
+                        Some((c.a[1], c.a[2], peer)),
+                    ),
+                    Err(NetError::WouldBlock) => self.would_block(vs, WANT_READ, false),
+                    Err(e) => net_err(e),
+                }
+            }
+            SYS_read | SYS_readv | SYS_recvfrom | SYS_recvmsg => {
+                self.vsock_recv(c, vs, net, inet6, targs)
+            }
+            SYS_write | SYS_writev | SYS_sendto | SYS_sendmsg => {
+                self.vsock_send(c, vs, net, now, targs)
+            }
+            SYS_shutdown => {
+                let how = match c.a[1] as i32 {
+                    SHUT_RD => Shutdown::Read,
+                    SHUT_WR => Shutdown::Write,
+                    SHUT_RDWR => Shutdown::Both,
+                    _ => return err(EINVAL),
+                };
+                self.net
+                    .net
+                    .shutdown(net, how, now)
+                    .map_or_else(net_err, |()| ret(0))
+            }
+            SYS_getsockname | SYS_getpeername => {
+                let addr = if c.nr == SYS_getsockname {
+                    self.net.net.local_addr(net)
+                } else {
+                    self.net.net.peer_addr(net)
+                };
+                match addr {
+                    Ok(sa) => addrs::write_out(c.pid, c.a[1], c.a[2], sa, inet6)
+                        .map_or_else(|e| err(e.errno()), |()| ret(0)),
+                    Err(e) => net_err(e),
+                }
+            }
+            SYS_setsockopt => {
+                let mut val = vec![0u8; (c.a[4] as usize).min(256)];
+                if tracee::read_mem(c.pid, c.a[3], &mut val).is_err() {
+                    return err(EFAULT);
+                }
+                self.net
+                    .net
+                    .set_option(net, c.a[1] as i32, c.a[2] as i32, &val)
+                    .map_or_else(net_err, |()| ret(0))
+            }
+            SYS_getsockopt => self.vsock_getsockopt(c, vs, net),
+            SYS_fcntl => {
+                let cmd = c.a[1] as i32;
+                match cmd {
+                    F_SETFL => {
+                        self.net.get_mut(vs).expect("socket").nonblocking =
+                            c.a[2] as i32 & O_NONBLOCK != 0;
+                        Action::Now(Resume::Pass)
+                    }
+                    F_DUPFD | F_DUPFD_CLOEXEC => {
+                        Action::Now(Resume::PassThenExit(None, ExitHook::DupSocket(vs)))
+                    }
+                    _ => Action::Now(Resume::Pass),
+                }
+            }
+            SYS_ioctl => match c.a[1] {
+                0x5421 /* FIONBIO */ => match tracee::read_val::<i32>(c.pid, c.a[2]) {
+                    Ok(on) => {
+                        self.net.get_mut(vs).expect("socket").nonblocking = on != 0;
+                        ret(0)
+                    }
+                    Err(_) => err(EFAULT),
+                },
+                0x541B /* FIONREAD */ => {
+                    let n = self.net.net.pending_bytes(net).unwrap_or(0) as i32;
+                    tracee::write_val(c.pid, c.a[2], &n).map_or_else(|_| err(EFAULT), |()| ret(0))
+                }
+                _ => err(ENOTTY),
+            },
+            SYS_dup => Action::Now(Resume::PassThenExit(None, ExitHook::DupSocket(vs))),
+            _ => self.unsupported(
+                c,
+                "this call is not simulated on network sockets",
+                EOPNOTSUPP,
+            ),
+        }
+    }
+
+    fn vsock_connect(&mut self, c: &Call, vs: VsId, net: vnet::SocketId) -> Action {
+        // A blocking connect re-executed after its wait: report the outcome.
+        if self
+            .threads
+            .get_mut(&c.vtid)
+            .expect("thread")
+            .connect_pending
+            .take()
+            == Some(vs)
+        {
+            return match self.net.net.pending_error(net) {
+                Ok(None) => ret(0),
+                Ok(Some(e)) | Err(e) => net_err(e),
+            };
+        }
+        let sa = match addrs::read(c.pid, c.a[1], c.a[2]) {
+            Ok(sa) => sa,
+            Err(e) => return err(e.errno()),
+        };
+        match self.net.net.connect(net, sa, self.clock.now()) {
+            Ok(ConnectProgress::Connected) => ret(0),
+            Ok(ConnectProgress::InProgress) => {
+                if self.net.get(vs).is_some_and(|s| s.nonblocking) {
+                    return err(libc::EINPROGRESS);
+                }
+                self.threads
+                    .get_mut(&c.vtid)
+                    .expect("thread")
+                    .connect_pending = Some(vs);
+                self.would_block(vs, WANT_WRITE, false)
+            }
+            Err(NetError::NetUnreachable) => {
+                let name = self.proc_of(c.vtid).name.clone();
+                self.report_once(format!(
+                    "blocked connect to {sa} by {name:?}: not a simulated host (ENETUNREACH)"
+                ));
+                err(libc::ENETUNREACH)
+            }
+            Err(e) => net_err(e),
+        }
+    }
+
+    #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
+    fn vsock_recv(
+        &mut self,
+        c: &Call,
+        vs: VsId,
+        net: vnet::SocketId,
+        inet6: bool,
+        targs: &mut Vec<i64>,
+    ) -> Action {
+        use libc::*;
+        let pid = c.pid;
+        let (iovs, flags, name_out, msg) = match c.nr {
+            SYS_read => (vec![(c.a[1], c.a[2] as usize)], 0, None, None),
+            SYS_readv => match read_iovecs(pid, c.a[1], c.a[2]) {
+                Some(v) => (v, 0, None, None),
+                None => return err(EFAULT),
+            },
+            SYS_recvfrom => (
+                vec![(c.a[1], c.a[2] as usize)],
+                c.a[3] as i32,
+                (c.a[4] != 0).then_some((c.a[4], c.a[5])),
+                None,
+            ),
+            _ => match read_msghdr(pid, c.a[1]) {
+                Some(m) => match read_iovecs(pid, m.iov, m.iovlen) {
+                    Some(v) => (v, c.a[2] as i32, None, Some(m)),
+                    None => return err(EFAULT),
+                },
+                None => return err(EFAULT),
+            },
+        };
+        let want: usize = iovs.iter().map(|&(_, l)| l).sum::<usize>().min(MAX_IO);
+        targs.push(want as i64);
+        match self.net.net.recv(net, want, flags & MSG_PEEK != 0) {
+            Ok(got) => {
+                if !scatter(pid, &iovs, &got.data) {
+                    return err(EFAULT);
+                }
+                if let (Some((addr, lenp)), Some(from)) = (name_out, got.from) {
+                    let _ = addrs::write_out(pid, addr, lenp, from, inet6);
+                }
+                if let Some(m) = msg {
+                    self.finish_recvmsg(pid, c.a[1], &m, &got, inet6);
+                }
+                let n = if flags & MSG_TRUNC != 0 {
+                    got.full_len
+                } else {
+                    got.data.len()
+                };
+                targs.push(n as i64);
+                ret(n as i64)
+            }
+            Err(NetError::WouldBlock) => self.would_block(vs, WANT_READ, flags & MSG_DONTWAIT != 0),
+            Err(e) => net_err(e),
+        }
+    }
+
+    /// Writes msg_name/msg_namelen, msg_controllen = 0 and msg_flags.
+    fn finish_recvmsg(&self, pid: i32, hdr: u64, m: &MsgHdr, got: &vnet::Received, inet6: bool) {
+        if let (true, Some(from)) = (m.name != 0, got.from) {
+            let bytes = addrs::encode(from, inet6);
+            let n = bytes.len().min(m.namelen as usize);
+            let _ = tracee::write_mem(pid, m.name, &bytes[..n]);
+            let _ = tracee::write_val(pid, hdr + 8, &(bytes.len() as u32));
+        }
+        let _ = tracee::write_val(pid, hdr + 40, &0u64);
+        let trunc = if got.full_len > got.data.len() {
+            libc::MSG_TRUNC
+        } else {
+            0
+        };
+        let _ = tracee::write_val(pid, hdr + 48, &trunc);
+    }
+
+    #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
+    fn vsock_send(
+        &mut self,
+        c: &Call,
+        vs: VsId,
+        net: vnet::SocketId,
+        now: u64,
+        targs: &mut Vec<i64>,
+    ) -> Action {
+        use libc::*;
+        let pid = c.pid;
+        let (iovs, flags, to) = match c.nr {
+            SYS_write => (vec![(c.a[1], c.a[2] as usize)], 0, None),
+            SYS_writev => match read_iovecs(pid, c.a[1], c.a[2]) {
+                Some(v) => (v, 0, None),
+                None => return err(EFAULT),
+            },
+            SYS_sendto => {
+                let to = if c.a[4] != 0 {
+                    match addrs::read(pid, c.a[4], c.a[5]) {
+                        Ok(sa) => Some(sa),
+                        Err(e) => return err(e.errno()),
+                    }
+                } else {
+                    None
+                };
+                (vec![(c.a[1], c.a[2] as usize)], c.a[3] as i32, to)
+            }
+            _ => {
+                let Some(m) = read_msghdr(pid, c.a[1]) else {
+                    return err(EFAULT);
+                };
+                let to = if m.name != 0 && m.namelen > 0 {
+                    match addrs::read(pid, m.name, m.namelen as u64) {
+                        Ok(sa) => Some(sa),
+                        Err(e) => return err(e.errno()),
+                    }
+                } else {
+                    None
+                };
+                match read_iovecs(pid, m.iov, m.iovlen) {
+                    Some(v) => (v, c.a[2] as i32, to),
+                    None => return err(EFAULT),
+                }
+            }
+        };
+        let Some(data) = gather(pid, &iovs, MAX_IO) else {
+            return err(EFAULT);
+        };
+        targs.extend([data.len() as i64, crate::trace::hash_bytes(&data) as i64]);
+        match self.net.net.send_to(net, &data, to, now) {
+            Ok(n) => ret(n as i64),
+            Err(NetError::WouldBlock) => {
+                self.would_block(vs, WANT_WRITE, flags & MSG_DONTWAIT != 0)
+            }
+            Err(NetError::BrokenPipe) => {
+                if flags & MSG_NOSIGNAL == 0 {
+                    unsafe { libc::syscall(libc::SYS_tgkill, pid, c.tid, libc::SIGPIPE) };
+                }
+                err(EPIPE)
+            }
+            Err(NetError::NetUnreachable) => {
+                let name = self.proc_of(c.vtid).name.clone();
+                self.report_once(format!(
+                    "blocked datagram from {name:?} to a non-simulated address (ENETUNREACH)"
+                ));
+                err(ENETUNREACH)
+            }
+            Err(e) => net_err(e),
+        }
+    }
+
+    fn vsock_getsockopt(&mut self, c: &Call, vs: VsId, net: vnet::SocketId) -> Action {
+        use libc::*;
+        let (level, name) = (c.a[1] as i32, c.a[2] as i32);
+        let sock = self.net.get(vs).expect("socket");
+        let int = |v: i32| v.to_ne_bytes().to_vec();
+        let value: Vec<u8> = match (level, name) {
+            (SOL_SOCKET, SO_ERROR) => int(match self.net.net.pending_error(net) {
+                Ok(Some(e)) => e.errno(),
+                _ => 0,
+            }),
+            (SOL_SOCKET, SO_TYPE) => int(if sock.kind == Kind::Stream {
+                SOCK_STREAM
+            } else {
+                SOCK_DGRAM
+            }),
+            (SOL_SOCKET, SO_DOMAIN) => int(if sock.domain == Domain::Inet6 {
+                AF_INET6
+            } else {
+                AF_INET
+            }),
+            (SOL_SOCKET, SO_RCVBUF | SO_SNDBUF) => {
+                match self.net.net.get_option(net, level, name) {
+                    Ok(Some(v)) => v,
+                    _ => int(256 * 1024),
+                }
+            }
+            _ => match self.net.net.get_option(net, level, name) {
+                Ok(Some(v)) => v,
+                _ => int(0),
+            },
+        };
+        let Ok(room) = tracee::read_val::<u32>(c.pid, c.a[4]) else {
+            return err(EFAULT);
+        };
+        let n = value.len().min(room as usize);
+        if tracee::write_mem(c.pid, c.a[3], &value[..n]).is_err()
+            || tracee::write_val(c.pid, c.a[4], &(n as u32)).is_err()
+        {
+            return err(EFAULT);
+        }
+        ret(0)
+    }
+}
