@@ -42,6 +42,30 @@ At the end faultline prints one line to stderr:\n  \
 faultline: summary seed=0x... exit=0 vtime=3600.000123s events=N stops=N trace-hash=0x...\n\
 Two runs of the same seed print the same trace-hash.")]
     Exec(ExecArgs),
+    /// Run a multi-node scenario file for one or many seeds.
+    #[command(after_help = "EXAMPLES:\n  \
+faultline run scenarios/http-pair.toml              the file's seeds\n  \
+faultline run scenarios/http-pair.toml --seeds 100  the first 100 seeds of this scenario\n  \
+faultline run scenarios/http-pair.toml --seed 0x2f1c...   one seed again\n\n\
+SCENARIO FILE:\n  \
+name = \"http-pair\"          # seeds derive from it\n  \
+duration = \"20s\"            # virtual time per seed\n  \
+seeds = 10                   # optional default for --seeds\n  \
+[net]                        # optional: delay_min, delay_max, udp_loss\n  \
+[[node]]                     # one per host: 127.77.0.1, .2, ... in file order\n  \
+name = \"server\"\n  \
+command = [\"./httpserver\", \"-addr\", \":8080\"]   # relative to the file\n  \
+env = { KEY = \"value\" }    # optional\n  \
+[[fault]]\n  \
+kind = \"partition\"          # cut hosts off at a virtual time\n  \
+at = \"2s\"\n  \
+until = \"6s\"                # optional heal\n  \
+isolate = [\"server\"]\n  \
+one_way = false\n\n\
+A seed fails when a node exits non-zero or dies on a signal; nodes still\n\
+running at the end pass. Node output: DIR/<scenario>/<seed>/<node>.stdout/.stderr.\n\n\
+EXIT CODES: 0 every seed passed, 1 a seed failed, 2 bad input.")]
+    Run(RunArgs),
 }
 
 /// Options of `faultline exec`.
@@ -59,31 +83,13 @@ pub struct ExecArgs {
     #[arg(long)]
     pub check_determinism: bool,
 
-    /// Wall-clock time the program sees at the start (UTC, RFC 3339).
-    #[arg(long, default_value = "2025-01-01T00:00:00Z", value_name = "TIME")]
-    pub epoch: String,
-
-    /// Number of CPUs the program is told it has (sched_getaffinity; GOMAXPROCS follows).
-    #[arg(long, default_value_t = 2)]
-    pub cpus: u32,
-
-    /// Virtual time each scheduling step costs (lets clock-polling loops progress).
-    #[arg(long, default_value = "1us", value_name = "DURATION")]
-    pub step_cost: String,
-
-    /// Wall time a thread may run without a trapped syscall before the watchdog
-    /// preempts it (the run is then flagged possibly non-deterministic).
-    #[arg(long, default_value = "100ms", value_name = "DURATION")]
-    pub spin_limit: String,
+    /// Simulation settings shared with `run`.
+    #[command(flatten)]
+    pub sim: SimArgs,
 
     /// Stop after this much virtual time (exit 124), e.g. 10m.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
-
-    /// Do not pin the supervisor and the program to one host CPU (pinning makes
-    /// each ptrace stop about 3x cheaper; the program still sees --cpus CPUs).
-    #[arg(long)]
-    pub no_pin: bool,
 
     /// Send the program a signal at a virtual time, e.g. `--signal-at 5s:TERM`
     /// (repeatable). It arrives at the same point of every run.
@@ -107,6 +113,57 @@ pub struct ExecArgs {
         value_name = "PROGRAM [ARGS]..."
     )]
     pub command: Vec<String>,
+}
+
+/// Settings of the simulated machine, common to `exec` and `run`.
+#[derive(Debug, Args, Clone)]
+pub struct SimArgs {
+    /// Wall-clock time the program sees at the start (UTC, RFC 3339).
+    #[arg(long, default_value = "2025-01-01T00:00:00Z", value_name = "TIME")]
+    pub epoch: String,
+
+    /// Number of CPUs the program is told it has (sched_getaffinity; GOMAXPROCS follows).
+    #[arg(long, default_value_t = 2)]
+    pub cpus: u32,
+
+    /// Virtual time each scheduling step costs (lets clock-polling loops progress).
+    #[arg(long, default_value = "1us", value_name = "DURATION")]
+    pub step_cost: String,
+
+    /// Wall time a thread may run without a trapped syscall before the watchdog
+    /// preempts it (the run is then flagged possibly non-deterministic).
+    #[arg(long, default_value = "100ms", value_name = "DURATION")]
+    pub spin_limit: String,
+
+    /// Do not pin the supervisor and the program to one host CPU (pinning makes
+    /// each ptrace stop about 3x cheaper; the program still sees --cpus CPUs).
+    #[arg(long)]
+    pub no_pin: bool,
+}
+
+/// Options of `faultline run`.
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    /// The scenario file (TOML).
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+
+    /// Run only this seed (decimal or 0x-hex), e.g. to replay a failure.
+    #[arg(long, value_parser = parse_seed, conflicts_with = "seeds")]
+    pub seed: Option<u64>,
+
+    /// How many seeds to run (default: the file's `seeds`, else 1). The seeds
+    /// derive from the scenario name, so every machine runs the same ones.
+    #[arg(long)]
+    pub seeds: Option<u64>,
+
+    /// Where each seed's artifacts go: DIR/<scenario>/<seed>/.
+    #[arg(long, default_value = "runs", value_name = "DIR")]
+    pub artifacts: std::path::PathBuf,
+
+    /// Simulation settings.
+    #[command(flatten)]
+    pub sim: SimArgs,
 }
 
 /// Parses a seed: decimal, or hexadecimal with a 0x prefix.

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::Write;
 use std::time::Duration;
 
-use crate::cli::ExecArgs;
+use crate::cli::{ExecArgs, SimArgs};
 use crate::launch::LaunchSpec;
 use crate::netstate::NetState;
 use crate::supervisor::{Config, Ending, Outcome, Supervisor};
@@ -30,26 +30,25 @@ pub fn run(args: &ExecArgs) -> i32 {
     }
 }
 
-fn config(args: &ExecArgs) -> Result<Config, String> {
+/// The run settings from the shared simulation flags, for one seed.
+pub fn config(sim: &SimArgs, seed: u64) -> Result<Config, String> {
     Ok(Config {
-        seed: args.seed,
-        epoch_secs: vclock::parse_epoch(&args.epoch)?,
-        cpus: args.cpus,
-        step_cost_ns: duration::parse_ns(&args.step_cost)?,
-        spin_limit: Duration::from_nanos(duration::parse_ns(&args.spin_limit)?.max(1_000_000)),
+        seed,
+        epoch_secs: vclock::parse_epoch(&sim.epoch)?,
+        cpus: sim.cpus,
+        step_cost_ns: duration::parse_ns(&sim.step_cost)?,
+        spin_limit: Duration::from_nanos(duration::parse_ns(&sim.spin_limit)?.max(1_000_000)),
         idle_limit: Duration::from_secs(10),
-        pin_cpu: !args.no_pin,
-        signals_at: args.signal_at.clone(),
-        until_ns: args
-            .timeout
-            .as_deref()
-            .map(duration::parse_ns)
-            .transpose()?,
+        pin_cpu: !sim.no_pin,
+        signals_at: Vec::new(),
+        until_ns: None,
     })
 }
 
 fn try_run(args: &ExecArgs) -> Result<i32, String> {
-    let cfg = config(args)?;
+    let mut cfg = config(&args.sim, args.seed)?;
+    cfg.signals_at = args.signal_at.clone();
+    cfg.until_ns = args.timeout.as_deref().map(duration::parse_ns).transpose()?;
     let spec = LaunchSpec {
         program: args.command[0].clone(),
         args: args.command[1..].to_vec(),

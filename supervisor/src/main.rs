@@ -7,6 +7,8 @@ mod exec_cmd;
 mod fdprobe;
 mod launch;
 mod netstate;
+mod run_cmd;
+mod scenario;
 mod seccomp;
 mod sockaddr;
 mod supervisor;
@@ -24,6 +26,7 @@ fn main() {
     let cli = cli::Cli::parse();
     let code = match cli.command {
         cli::Command::Exec(args) => exec_cmd::run(&args),
+        cli::Command::Run(args) => run_cmd::run(&args),
     };
     std::process::exit(code);
 }

@@ -1,0 +1,228 @@
+//! Scenario files (TOML): the nodes of a simulated cluster, the network, the
+//! planned faults and how long a seed runs. Every error names the file, the
+//! line and column, and the field.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::duration;
+use crate::launch;
+use crate::supervisor::NetFault;
+
+/// A scenario as written in the file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    name: Spanned<String>,
+    duration: Spanned<String>,
+    seeds: Option<u64>,
+    #[serde(default)]
+    net: NetSection,
+    #[serde(rename = "node", default)]
+    nodes: Vec<Node>,
+    #[serde(rename = "fault", default)]
+    faults: Vec<Fault>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NetSection {
+    delay_min: Option<Spanned<String>>,
+    delay_max: Option<Spanned<String>>,
+    udp_loss: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Node {
+    name: Spanned<String>,
+    command: Spanned<Vec<String>>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Fault {
+    kind: Spanned<String>,
+    at: Option<Spanned<String>>,
+    until: Option<Spanned<String>>,
+    isolate: Spanned<Vec<String>>,
+    #[serde(default)]
+    one_way: bool,
+}
+
+/// A node ready to launch.
+#[derive(Debug, Clone)]
+pub struct NodeSpec {
+    /// Its name, which is also its host name.
+    pub name: String,
+    /// The resolved program.
+    pub program: PathBuf,
+    /// argv[1..].
+    pub args: Vec<String>,
+    /// Variables added to the base environment.
+    pub env: BTreeMap<String, String>,
+}
+
+/// A validated scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// The scenario's name (seeds and artifact paths derive from it).
+    pub name: String,
+    /// Virtual nanoseconds each seed runs.
+    pub duration_ns: u64,
+    /// Seeds to run when the command line does not say.
+    pub seeds: u64,
+    /// The network settings.
+    pub net: vnet::NetConfig,
+    /// The nodes, in file order (host addresses follow it).
+    pub nodes: Vec<NodeSpec>,
+    /// Planned network faults, in time order.
+    pub faults: Vec<(u64, NetFault)>,
+}
+
+/// Where in the file something went wrong, and what.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}:{column}: {message}")]
+pub struct ScenarioError {
+    file: String,
+    line: usize,
+    column: usize,
+    message: String,
+}
+
+struct Ctx<'a> {
+    file: &'a Path,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(&self, span: Range<usize>, message: String) -> ScenarioError {
+        let before = &self.text[..span.start.min(self.text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        ScenarioError {
+            file: self.file.display().to_string(),
+            line,
+            column,
+            message,
+        }
+    }
+
+    fn duration(&self, field: &str, v: &Spanned<String>) -> Result<u64, ScenarioError> {
+        duration::parse_ns(v.get_ref()).map_err(|e| self.err(v.span(), format!("field `{field}`: {e}")))
+    }
+}
+
+/// Reads and validates a scenario file; paths in node commands resolve
+/// against the file's directory, bare names on PATH.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: path.display().to_string(),
+        line: 0,
+        column: 0,
+        message: format!("cannot read: {e}"),
+    })?;
+    let ctx = Ctx { file: path, text: &text };
+    let raw: File = toml::from_str(&text).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        ctx.err(span, e.message().to_string())
+    })?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let duration_ns = ctx.duration("duration", &raw.duration)?;
+    if raw.name.get_ref().is_empty() {
+        return Err(ctx.err(raw.name.span(), "field `name`: must not be empty".into()));
+    }
+    let mut net = vnet::NetConfig::default();
+    if let Some(v) = &raw.net.delay_min {
+        net.link.delay_min = ctx.duration("net.delay_min", v)?;
+    }
+    if let Some(v) = &raw.net.delay_max {
+        net.link.delay_max = ctx.duration("net.delay_max", v)?;
+    }
+    if let Some(loss) = raw.net.udp_loss {
+        net.link.loss = loss;
+    }
+    net.validate().map_err(|e| ctx.err(0..0, format!("section [net]: {e}")))?;
+    if raw.nodes.is_empty() {
+        return Err(ctx.err(0..0, "no [[node]]: a scenario needs at least one".into()));
+    }
+    let mut nodes = Vec::new();
+    for node in &raw.nodes {
+        let name = node.name.get_ref().clone();
+        if nodes.iter().any(|n: &NodeSpec| n.name == name) {
+            return Err(ctx.err(node.name.span(), format!("field `name`: node {name:?} is defined twice")));
+        }
+        let Some((program, args)) = node.command.get_ref().split_first() else {
+            return Err(ctx.err(node.command.span(), "field `command`: must name a program".into()));
+        };
+        let located = if program.contains('/') && !Path::new(program).is_absolute() {
+            dir.join(program).display().to_string()
+        } else {
+            program.clone()
+        };
+        let program = launch::resolve_program(&located)
+            .map_err(|e| ctx.err(node.command.span(), format!("field `command` of node {name:?}: {e}")))?;
+        nodes.push(NodeSpec {
+            name,
+            program,
+            args: args.to_vec(),
+            env: node.env.clone(),
+        });
+    }
+    let mut faults = Vec::new();
+    for fault in &raw.faults {
+        if fault.kind.get_ref() != "partition" {
+            return Err(ctx.err(
+                fault.kind.span(),
+                format!("field `kind`: {:?} is not supported yet (supported: \"partition\")", fault.kind.get_ref()),
+            ));
+        }
+        let Some(at) = &fault.at else {
+            return Err(ctx.err(fault.kind.span(), "a partition needs field `at`".into()));
+        };
+        let start = ctx.duration("at", at)?;
+        for host in fault.isolate.get_ref() {
+            if !nodes.iter().any(|n| &n.name == host) {
+                return Err(ctx.err(fault.isolate.span(), format!("field `isolate`: no node named {host:?}")));
+            }
+        }
+        faults.push((
+            start,
+            NetFault::Partition {
+                isolate: fault.isolate.get_ref().clone(),
+                one_way: fault.one_way,
+            },
+        ));
+        if let Some(until) = &fault.until {
+            let end = ctx.duration("until", until)?;
+            if end <= start {
+                return Err(ctx.err(until.span(), "field `until`: must be after `at`".into()));
+            }
+            faults.push((end, NetFault::Heal));
+        }
+    }
+    faults.sort_by_key(|f| f.0);
+    Ok(Scenario {
+        name: raw.name.into_inner(),
+        duration_ns,
+        seeds: raw.seeds.unwrap_or(1),
+        net,
+        nodes,
+        faults,
+    })
+}
+
+/// The i-th seed of a scenario: derived from its name, the same everywhere.
+pub fn seed(name: &str, i: u64) -> u64 {
+    let mut z = crate::trace::hash_bytes(name.as_bytes()).wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    // splitmix64 finalizer: neighbouring indices give unrelated seeds.
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
