@@ -55,7 +55,7 @@ seeds = 10                   # optional default for --seeds\n  \
 [[node]]                     # one per host: 127.77.0.1, .2, ... in file order\n  \
 name = \"server\"\n  \
 command = [\"./httpserver\", \"-addr\", \":8080\"]   # relative to the file\n  \
-env = { KEY = \"value\" }    # optional\n  \
+env = { KEY = \"value\" }    # optional; {node_dir} = a fresh directory per seed\n  \
 [[fault]]\n  \
 kind = \"partition\"          # cut hosts off at a virtual time\n  \
 at = \"2s\"\n  \

@@ -48,7 +48,11 @@ pub fn config(sim: &SimArgs, seed: u64) -> Result<Config, String> {
 fn try_run(args: &ExecArgs) -> Result<i32, String> {
     let mut cfg = config(&args.sim, args.seed)?;
     cfg.signals_at = args.signal_at.clone();
-    cfg.until_ns = args.timeout.as_deref().map(duration::parse_ns).transpose()?;
+    cfg.until_ns = args
+        .timeout
+        .as_deref()
+        .map(duration::parse_ns)
+        .transpose()?;
     let spec = LaunchSpec {
         program: args.command[0].clone(),
         args: args.command[1..].to_vec(),

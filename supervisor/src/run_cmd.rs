@@ -45,18 +45,27 @@ pub fn run(args: &RunArgs) -> i32 {
     }
     let seeds: Vec<u64> = match args.seed {
         Some(s) => vec![s],
-        None => (0..args.seeds.unwrap_or(sc.seeds)).map(|i| scenario::seed(&sc.name, i)).collect(),
+        None => (0..args.seeds.unwrap_or(sc.seeds))
+            .map(|i| scenario::seed(&sc.name, i))
+            .collect(),
     };
     for (i, &seed) in seeds.iter().enumerate() {
         match run_seed(&sc, args, seed) {
             Ok(true) => {}
             Ok(false) => {
-                eprintln!("faultline: seed 0x{seed:016x} failed ({} of {} seeds run)", i + 1, seeds.len());
+                eprintln!(
+                    "faultline: seed 0x{seed:016x} failed ({} of {} seeds run)",
+                    i + 1,
+                    seeds.len()
+                );
                 eprintln!(
                     "faultline:   replay:    faultline run {} --seed 0x{seed:016x}",
                     args.file.display()
                 );
-                eprintln!("faultline:   artifacts: {}/", seed_dir(args, &sc, seed).display());
+                eprintln!(
+                    "faultline:   artifacts: {}/",
+                    seed_dir(args, &sc, seed).display()
+                );
                 return EXIT_FAIL;
             }
             Err(e) => {
@@ -78,7 +87,9 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
     let dir = seed_dir(args, sc, seed);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let create = |name: String| File::create(dir.join(&name)).map_err(|e| format!("{}/{name}: {e}", dir.display()));
+    let create = |name: String| {
+        File::create(dir.join(&name)).map_err(|e| format!("{}/{name}: {e}", dir.display()))
+    };
     let mut cfg = config(&args.sim, seed)?;
     cfg.until_ns = Some(sc.duration_ns);
     let names: Vec<String> = sc.nodes.iter().map(|n| n.name.clone()).collect();
@@ -87,18 +98,32 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
     let mut sup = Supervisor::new(cfg, trace, net, sc.faults.clone());
     let mut outputs = Vec::new();
     for node in &sc.nodes {
+        // `{node_dir}` in a node's arguments or environment is a fresh,
+        // empty directory of this seed (a data directory, say).
+        let node_dir = dir.join(format!("{}.d", node.name));
+        std::fs::create_dir_all(&node_dir).map_err(|e| format!("{}: {e}", node_dir.display()))?;
+        let node_dir = node_dir
+            .canonicalize()
+            .map_err(|e| e.to_string())?
+            .display()
+            .to_string();
+        let expand = |s: &String| s.replace("{node_dir}", &node_dir);
         let out = create(format!("{}.stdout", node.name))?;
         let err = create(format!("{}.stderr", node.name))?;
-        let mut env: Vec<(String, String)> = BASE_ENV.iter().map(|&(k, v)| (k.into(), v.into())).collect();
-        env.extend(node.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let mut env: Vec<(String, String)> = BASE_ENV
+            .iter()
+            .map(|&(k, v)| (k.into(), v.into()))
+            .collect();
+        env.extend(node.env.iter().map(|(k, v)| (k.clone(), expand(v))));
         let spec = LaunchSpec {
             program: node.program.display().to_string(),
-            args: node.args.clone(),
+            args: node.args.iter().map(expand).collect(),
             env,
             filter: seccomp::build_filter(&syscalls::trapped_numbers()),
             output: Some((out.as_raw_fd(), err.as_raw_fd())),
         };
-        sup.launch(&spec, &node.name).map_err(|e| format!("node {:?}: {e}", node.name))?;
+        sup.launch(&spec, &node.name)
+            .map_err(|e| format!("node {:?}: {e}", node.name))?;
         outputs.push((out, err));
     }
     let outcome = sup.run();
@@ -108,7 +133,10 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
     for root in &outcome.roots {
         let (ok, what) = match root.status {
             None => (true, "running at end".to_string()),
-            Some(st) if libc::WIFSIGNALED(st) => (false, format!("killed by {}", signal_name(libc::WTERMSIG(st)))),
+            Some(st) if libc::WIFSIGNALED(st) => (
+                false,
+                format!("killed by {}", signal_name(libc::WTERMSIG(st))),
+            ),
             Some(st) => {
                 let code = libc::WEXITSTATUS(st);
                 (code == 0, format!("exit {code}"))

@@ -115,7 +115,8 @@ impl Ctx<'_> {
     }
 
     fn duration(&self, field: &str, v: &Spanned<String>) -> Result<u64, ScenarioError> {
-        duration::parse_ns(v.get_ref()).map_err(|e| self.err(v.span(), format!("field `{field}`: {e}")))
+        duration::parse_ns(v.get_ref())
+            .map_err(|e| self.err(v.span(), format!("field `{field}`: {e}")))
     }
 }
 
@@ -128,7 +129,10 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         column: 0,
         message: format!("cannot read: {e}"),
     })?;
-    let ctx = Ctx { file: path, text: &text };
+    let ctx = Ctx {
+        file: path,
+        text: &text,
+    };
     let raw: File = toml::from_str(&text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         ctx.err(span, e.message().to_string())
@@ -148,7 +152,8 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     if let Some(loss) = raw.net.udp_loss {
         net.link.loss = loss;
     }
-    net.validate().map_err(|e| ctx.err(0..0, format!("section [net]: {e}")))?;
+    net.validate()
+        .map_err(|e| ctx.err(0..0, format!("section [net]: {e}")))?;
     if raw.nodes.is_empty() {
         return Err(ctx.err(0..0, "no [[node]]: a scenario needs at least one".into()));
     }
@@ -156,18 +161,28 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     for node in &raw.nodes {
         let name = node.name.get_ref().clone();
         if nodes.iter().any(|n: &NodeSpec| n.name == name) {
-            return Err(ctx.err(node.name.span(), format!("field `name`: node {name:?} is defined twice")));
+            return Err(ctx.err(
+                node.name.span(),
+                format!("field `name`: node {name:?} is defined twice"),
+            ));
         }
         let Some((program, args)) = node.command.get_ref().split_first() else {
-            return Err(ctx.err(node.command.span(), "field `command`: must name a program".into()));
+            return Err(ctx.err(
+                node.command.span(),
+                "field `command`: must name a program".into(),
+            ));
         };
         let located = if program.contains('/') && !Path::new(program).is_absolute() {
             dir.join(program).display().to_string()
         } else {
             program.clone()
         };
-        let program = launch::resolve_program(&located)
-            .map_err(|e| ctx.err(node.command.span(), format!("field `command` of node {name:?}: {e}")))?;
+        let program = launch::resolve_program(&located).map_err(|e| {
+            ctx.err(
+                node.command.span(),
+                format!("field `command` of node {name:?}: {e}"),
+            )
+        })?;
         nodes.push(NodeSpec {
             name,
             program,
@@ -180,7 +195,10 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         if fault.kind.get_ref() != "partition" {
             return Err(ctx.err(
                 fault.kind.span(),
-                format!("field `kind`: {:?} is not supported yet (supported: \"partition\")", fault.kind.get_ref()),
+                format!(
+                    "field `kind`: {:?} is not supported yet (supported: \"partition\")",
+                    fault.kind.get_ref()
+                ),
             ));
         }
         let Some(at) = &fault.at else {
@@ -189,7 +207,10 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let start = ctx.duration("at", at)?;
         for host in fault.isolate.get_ref() {
             if !nodes.iter().any(|n| &n.name == host) {
-                return Err(ctx.err(fault.isolate.span(), format!("field `isolate`: no node named {host:?}")));
+                return Err(ctx.err(
+                    fault.isolate.span(),
+                    format!("field `isolate`: no node named {host:?}"),
+                ));
             }
         }
         faults.push((
@@ -220,7 +241,8 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 
 /// The i-th seed of a scenario: derived from its name, the same everywhere.
 pub fn seed(name: &str, i: u64) -> u64 {
-    let mut z = crate::trace::hash_bytes(name.as_bytes()).wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let mut z = crate::trace::hash_bytes(name.as_bytes())
+        .wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     // splitmix64 finalizer: neighbouring indices give unrelated seeds.
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);

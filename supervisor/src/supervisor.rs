@@ -226,7 +226,10 @@ impl Supervisor {
         let (fds, restart_mask, name, host) = parent
             .and_then(|p| self.procs.get(&p))
             .map(|p| (p.fds.clone(), p.restart_mask, p.name.clone(), p.host))
-            .unwrap_or((HashMap::new(), 0, String::new(), vnet::HostId::default()));
+            .unwrap_or((BTreeMap::new(), 0, String::new(), vnet::HostId::default()));
+        let ns_root = parent
+            .and_then(|p| self.procs.get(&p))
+            .map_or(pid, |p| p.ns_root);
         for kind in fds.values() {
             if let fdprobe::FdKind::Socket(vs) = kind {
                 self.net.add_ref(*vs);
@@ -242,6 +245,7 @@ impl Supervisor {
             Process {
                 pid,
                 ns_pid: ns_id(pid, pid),
+                ns_root,
                 vpid,
                 parent,
                 mm,

@@ -2,7 +2,7 @@
 //! process it traces, what each stopped thread will do when it is next
 //! resumed, and what a parked thread waits for.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
 
 use crate::fdprobe::FdKind;
@@ -196,8 +196,10 @@ pub struct Thread {
 pub struct Process {
     /// Host pid.
     pub pid: i32,
-    /// The pid the program sees (in faultline's PID namespace).
+    /// The pid the program sees (in its node's PID namespace).
     pub ns_pid: i32,
+    /// The launched program whose PID namespace it lives in (host pid).
+    pub ns_root: i32,
     /// The simulated host it runs on.
     pub host: vnet::HostId,
     /// Virtual process number (creation order, from 1).
@@ -208,8 +210,9 @@ pub struct Process {
     pub mm: u32,
     /// A pidfd, used to inspect descriptors without stopping anyone.
     pub pidfd: Option<OwnedFd>,
-    /// What faultline knows about its descriptors.
-    pub fds: HashMap<i32, FdKind>,
+    /// What faultline knows about its descriptors (ordered: closing them
+    /// at exit must happen in the same order every run).
+    pub fds: BTreeMap<i32, FdKind>,
     /// Signals whose handler was installed with SA_RESTART.
     pub restart_mask: u64,
     /// The program name (argv[0] of the last exec), for reports.

@@ -64,22 +64,31 @@ impl Supervisor {
         let (target, sig) = match c.nr {
             libc::SYS_kill | libc::SYS_rt_sigqueueinfo => (c.a[0] as i32, c.a[1] as i32),
             libc::SYS_tkill => (
-                self.ns_pid_of_tid(c.a[0] as i32).unwrap_or(-1),
+                self.ns_pid_of_tid(c.pid, c.a[0] as i32).unwrap_or(-1),
                 c.a[1] as i32,
             ),
             _ => (c.a[0] as i32, c.a[2] as i32),
         };
         targs.push(sig as i64);
+        // Ids are per node: only processes in the caller's namespace match.
+        let ns_root = self.procs[&c.pid].ns_root;
         let by_ns = self
             .procs
             .values()
-            .find(|p| p.ns_pid == target)
+            .find(|p| p.ns_root == ns_root && p.ns_pid == target)
             .map(|p| p.pid);
-        let root_group = -self.root_group();
+        let root_group = -self.procs.get(&ns_root).map_or(0, |p| p.ns_pid);
         let targets: Vec<i32> = if let (true, Some(host)) = (target > 0, by_ns) {
             vec![host]
         } else if c.nr == libc::SYS_kill && (target == 0 || target == root_group) {
-            self.procs.keys().copied().collect()
+            let mut all: Vec<i32> = self
+                .procs
+                .values()
+                .filter(|p| p.ns_root == ns_root)
+                .map(|p| p.pid)
+                .collect();
+            all.sort_unstable();
+            all
         } else {
             return self.unsupported(
                 c,
@@ -92,8 +101,16 @@ impl Supervisor {
         pass()
     }
 
-    fn ns_pid_of_tid(&self, ns_tid: i32) -> Option<i32> {
-        let t = self.threads.values().find(|t| t.ns_tid == ns_tid)?;
+    fn ns_pid_of_tid(&self, caller: i32, ns_tid: i32) -> Option<i32> {
+        let ns_root = self.procs.get(&caller)?.ns_root;
+        let same_ns = |t: &&crate::world::Thread| {
+            self.procs.get(&t.pid).is_some_and(|p| p.ns_root == ns_root)
+        };
+        let t = self
+            .threads
+            .values()
+            .filter(same_ns)
+            .find(|t| t.ns_tid == ns_tid)?;
         self.procs.get(&t.pid).map(|p| p.ns_pid)
     }
 
@@ -218,13 +235,5 @@ impl Supervisor {
                 }
             }
         }
-    }
-
-    /// The process group the root tracee leads.
-    pub(crate) fn root_group(&self) -> i32 {
-        self.procs
-            .values()
-            .find(|p| p.vpid == 1)
-            .map_or(0, |p| p.pid)
     }
 }
