@@ -1,9 +1,77 @@
-//! Assertions shared across test topics: reproducibility of a seed and
-//! variation across seeds.
+//! Assertions shared across test topics: reproducibility of a seed (for
+//! `faultline exec` and `faultline run`) and variation across seeds.
 
 use std::collections::BTreeSet;
 
 use crate::exec::{Exec, Run};
+use crate::scenario::{RunScenario, ScenarioRun};
+
+/// Runs a scenario twice (see [`run_scenario_twice_with`]).
+#[track_caller]
+pub fn run_scenario_twice(runner: &RunScenario) -> ScenarioRun {
+    run_scenario_twice_with(runner, || {})
+}
+
+/// Runs a scenario twice, calling `before_each` before each run (to reset
+/// state outside the simulation, such as a data directory), with artifacts in
+/// `<artifacts>/first` and `<artifacts>/second` of the runner's artifacts
+/// directory, and asserts the runs agree (see
+/// [`assert_same_scenario_outcome`]). Returns the first.
+#[track_caller]
+pub fn run_scenario_twice_with(runner: &RunScenario, before_each: impl Fn()) -> ScenarioRun {
+    let base = runner
+        .artifacts_dir()
+        .expect("run_scenario_twice needs an artifacts directory")
+        .to_owned();
+    before_each();
+    let first = runner.clone().artifacts(base.join("first")).run();
+    before_each();
+    let second = runner.clone().artifacts(base.join("second")).run();
+    assert_same_scenario_outcome(&first, &second);
+    first
+}
+
+/// Asserts two `faultline run`s that should be identical are: same exit
+/// code, same faultline stdout, the same seed verdicts (seed, PASS/FAIL,
+/// vtime, events, trace hash, node outcomes), and byte-identical stdout and
+/// stderr artifacts for every node of every seed.
+#[track_caller]
+pub fn assert_same_scenario_outcome(first: &ScenarioRun, second: &ScenarioRun) {
+    assert_eq!(
+        first.code(),
+        second.code(),
+        "same seeds, different exit codes of `run`\n{first}\n{second}"
+    );
+    assert!(
+        first.run.stdout == second.run.stdout,
+        "same seeds, different stdout of `run`\n{first}\n{second}"
+    );
+    let (a, b) = (first.reports(), second.reports());
+    assert_eq!(
+        a, b,
+        "same seeds, different verdicts (trace hash, events, vtime or node outcomes)\n{first}\n{second}"
+    );
+    for report in &a {
+        for (node, _) in &report.nodes {
+            for stream in ["stdout", "stderr"] {
+                let (x, y) = (
+                    first.node_output(report.seed, node, stream),
+                    second.node_output(report.seed, node, stream),
+                );
+                assert!(
+                    x.is_some(),
+                    "no {stream} artifact for node {node} of seed {:#018x}\n{first}",
+                    report.seed
+                );
+                assert!(
+                    x == y,
+                    "seed {:#018x}: node {node} wrote different {stream} on the two runs\n{first}\n{second}",
+                    report.seed
+                );
+            }
+        }
+    }
+}
 
 /// Seeds compared by the "another seed gives another outcome" tests.
 pub const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];

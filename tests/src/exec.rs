@@ -110,6 +110,12 @@ impl Exec {
         self
     }
 
+    /// `--host NAME`: run the program on simulated host NAME (address
+    /// 127.77.0.1), with the simulated network.
+    pub fn host(self, name: &str) -> Self {
+        self.option("--host", name)
+    }
+
     /// Replaces the wall-clock kill timeout ([`DEFAULT_TIMEOUT`]).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -161,50 +167,56 @@ impl Exec {
     /// output. Panics if the run exceeds the timeout, if faultline was killed
     /// by a signal, or if its output pipes stay open after it exited.
     pub fn run(&self) -> Run {
-        let mut command = self.command();
-        command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        let description = describe(&command);
-        let start = Instant::now();
-        let mut child = spawn_or_explain(&mut command);
-        let stdout = drain(child.stdout.take().expect("piped stdout"));
-        let stderr = drain(child.stderr.take().expect("piped stderr"));
-        let status = wait_until(&mut child, start + self.timeout);
-        let wall = start.elapsed();
-        let Some(status) = status else {
-            kill_group(&child);
-            let _ = child.wait();
-            let stdout = collect(&stdout, PIPE_CLOSE_GRACE).unwrap_or_default();
-            let stderr = collect(&stderr, PIPE_CLOSE_GRACE).unwrap_or_default();
-            panic!(
-                "{description}\ntimed out after {:?} (killed)\n--- stdout:\n{}\n--- stderr:\n{}",
-                self.timeout,
-                tail(&String::from_utf8_lossy(&stdout), 4000),
-                tail(&String::from_utf8_lossy(&stderr), 8000)
-            );
-        };
-        let (Some(stdout), Some(stderr)) = (
-            collect(&stdout, PIPE_CLOSE_GRACE),
-            collect(&stderr, PIPE_CLOSE_GRACE),
-        ) else {
-            kill_group(&child);
-            panic!("{description}\nexited ({status}) but its stdout/stderr stayed open: a process outlived it");
-        };
-        let run = Run {
-            description,
-            stdout,
-            stderr: String::from_utf8_lossy(&stderr).into_owned(),
-            status,
-            wall,
-        };
-        if let Some(signal) = status.signal() {
-            panic!("faultline itself was killed by signal {signal}\n{run}");
-        }
-        run
+        run_command(self.command(), self.timeout)
     }
+}
+
+/// Runs a faultline `command` (any verb) to completion with stdin from
+/// /dev/null, in its own process group, and captures its output. Panics if
+/// the run exceeds `timeout` (the group is killed), if faultline was killed
+/// by a signal, or if its output pipes stay open after it exited.
+pub fn run_command(mut command: Command, timeout: Duration) -> Run {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let description = describe(&command);
+    let start = Instant::now();
+    let mut child = spawn_or_explain(&mut command);
+    let stdout = drain(child.stdout.take().expect("piped stdout"));
+    let stderr = drain(child.stderr.take().expect("piped stderr"));
+    let status = wait_until(&mut child, start + timeout);
+    let wall = start.elapsed();
+    let Some(status) = status else {
+        kill_group(&child);
+        let _ = child.wait();
+        let stdout = collect(&stdout, PIPE_CLOSE_GRACE).unwrap_or_default();
+        let stderr = collect(&stderr, PIPE_CLOSE_GRACE).unwrap_or_default();
+        panic!(
+            "{description}\ntimed out after {timeout:?} (killed)\n--- stdout:\n{}\n--- stderr:\n{}",
+            tail(&String::from_utf8_lossy(&stdout), 4000),
+            tail(&String::from_utf8_lossy(&stderr), 8000)
+        );
+    };
+    let (Some(stdout), Some(stderr)) = (
+        collect(&stdout, PIPE_CLOSE_GRACE),
+        collect(&stderr, PIPE_CLOSE_GRACE),
+    ) else {
+        kill_group(&child);
+        panic!("{description}\nexited ({status}) but its stdout/stderr stayed open: a process outlived it");
+    };
+    let run = Run {
+        description,
+        stdout,
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        status,
+        wall,
+    };
+    if let Some(signal) = status.signal() {
+        panic!("faultline itself was killed by signal {signal}\n{run}");
+    }
+    run
 }
 
 /// What one faultline run produced.
@@ -354,7 +366,7 @@ fn describe(command: &Command) -> String {
 }
 
 /// The last `max` bytes of `text` (on a char boundary), marked if cut.
-fn tail(text: &str, max: usize) -> String {
+pub fn tail(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
     }

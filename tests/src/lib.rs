@@ -4,8 +4,9 @@
 //! `tests/programs/`) under the `faultline exec` supervisor and assert on what
 //! they print. This library builds those programs on demand ([`Program`]),
 //! runs faultline with a wall-clock kill timeout ([`Exec`], [`Run`]), parses
-//! its summary line ([`Summary`]) and trace files ([`trace`]), and offers the
-//! assertions shared by many tests ([`checks`]).
+//! its summary line ([`Summary`]) and trace files ([`trace`]), writes and runs
+//! multi-node scenarios and reads their artifacts ([`scenario`]), and offers
+//! the assertions shared by many tests ([`checks`]).
 //!
 //! The binary under test is `<target>/release/faultline`, or `$FAULTLINE_BIN`.
 
@@ -15,12 +16,14 @@ pub mod output;
 pub mod paths;
 pub mod procs;
 pub mod program;
+pub mod scenario;
 pub mod summary;
 pub mod trace;
 
 pub use exec::{Exec, Run};
 pub use program::{Lang, Linkage, Program};
-pub use summary::Summary;
+pub use scenario::{Node, Partition, RunScenario, Scenario, ScenarioFile, ScenarioRun};
+pub use summary::{NodeOutcome, SeedReport, Summary};
 
 /// Unix time of faultline's default epoch, 2025-01-01T00:00:00Z.
 pub const DEFAULT_EPOCH: i64 = 1_735_689_600;

@@ -1,4 +1,5 @@
-//! The `faultline: summary ...` line printed at the end of every run.
+//! The `faultline: summary ...` line printed at the end of every
+//! `faultline exec` run, and the per-seed verdict lines of `faultline run`.
 
 use std::collections::HashMap;
 
@@ -89,6 +90,138 @@ impl Summary {
     }
 }
 
+/// Prefix of the verdict line `faultline run` prints for each seed.
+pub const SEED_PREFIX: &str = "faultline: seed=";
+
+/// Prefix of the lines under a verdict line, one per node.
+pub const NODE_PREFIX: &str = "faultline:   node ";
+
+/// How one node of a scenario ended, as its `faultline:   node NAME: ...`
+/// line says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeOutcome {
+    /// `exit N`: the node's process exited with code N.
+    Exit(i32),
+    /// `killed by SIGNAME`: a signal killed it (the name, e.g. `SIGSEGV`).
+    Killed(String),
+    /// `running at end`: still running when the scenario's duration ended.
+    RunningAtEnd,
+}
+
+impl NodeOutcome {
+    /// Parses the text after `node NAME: `.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text == "running at end" {
+            return Ok(Self::RunningAtEnd);
+        }
+        if let Some(code) = text.strip_prefix("exit ") {
+            return code
+                .parse()
+                .map(Self::Exit)
+                .map_err(|_| format!("node exit code {code:?} is not an integer"));
+        }
+        if let Some(signal) = text.strip_prefix("killed by ") {
+            if signal.starts_with("SIG") && signal.len() > 3 && !signal.contains(' ') {
+                return Ok(Self::Killed(signal.to_owned()));
+            }
+        }
+        Err(format!("unknown node outcome {text:?}"))
+    }
+
+    /// Whether this outcome lets the seed pass: exit 0 or still running.
+    pub fn passes(&self) -> bool {
+        matches!(self, Self::Exit(0) | Self::RunningAtEnd)
+    }
+}
+
+/// One seed's verdict from `faultline run`: the line
+/// `faultline: seed=0x<16 hex> PASS|FAIL vtime=<secs>s events=<n>
+/// trace-hash=0x<16 hex>` and the node lines that follow it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeedReport {
+    /// The seed.
+    pub seed: u64,
+    /// PASS (true) or FAIL (false).
+    pub pass: bool,
+    /// Virtual time the seed ran, in seconds.
+    pub vtime_secs: f64,
+    /// Number of events in the seed's trace.
+    pub events: u64,
+    /// Hash of the seed's event trace.
+    pub trace_hash: u64,
+    /// Each node and how it ended, in the order printed.
+    pub nodes: Vec<(String, NodeOutcome)>,
+}
+
+impl SeedReport {
+    /// Parses one verdict line (without its node lines).
+    pub fn parse(line: &str) -> Result<Self, String> {
+        let rest = line
+            .trim_end()
+            .strip_prefix("faultline: ")
+            .ok_or_else(|| format!("not a seed line: {line:?}"))?;
+        let words: Vec<&str> = rest.split(' ').collect();
+        let [seed, verdict, vtime, events, hash] = words.as_slice() else {
+            return Err(format!("seed line does not have 5 fields: {line:?}"));
+        };
+        let field = |word: &str, key: &str| -> Result<String, String> {
+            word.strip_prefix(key)
+                .and_then(|w| w.strip_prefix('='))
+                .map(str::to_owned)
+                .ok_or_else(|| format!("expected {key}=... but got {word:?} in {line:?}"))
+        };
+        let pass = match *verdict {
+            "PASS" => true,
+            "FAIL" => false,
+            other => return Err(format!("verdict {other:?} is not PASS or FAIL in {line:?}")),
+        };
+        let vtime = field(vtime, "vtime")?;
+        let events = field(events, "events")?;
+        Ok(Self {
+            seed: hex64(&field(seed, "seed")?).map_err(|e| format!("seed: {e} in {line:?}"))?,
+            pass,
+            vtime_secs: vtime
+                .strip_suffix('s')
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| format!("vtime={vtime} is not <secs>s in {line:?}"))?,
+            events: events
+                .parse()
+                .map_err(|_| format!("events={events} is not a number in {line:?}"))?,
+            trace_hash: hex64(&field(hash, "trace-hash")?)
+                .map_err(|e| format!("trace-hash: {e} in {line:?}"))?,
+            nodes: Vec::new(),
+        })
+    }
+
+    /// Every seed verdict in `faultline run`'s stderr, in order, each with
+    /// the node lines that follow it. Errors on a malformed verdict or node
+    /// line, or a node line before any verdict.
+    pub fn all_from_stderr(stderr: &str) -> Result<Vec<Self>, String> {
+        let mut reports: Vec<Self> = Vec::new();
+        for line in stderr.lines() {
+            if line.starts_with(SEED_PREFIX) {
+                reports.push(Self::parse(line)?);
+            } else if let Some(rest) = line.strip_prefix(NODE_PREFIX) {
+                let (name, outcome) = rest
+                    .split_once(": ")
+                    .ok_or_else(|| format!("node line without ': ': {line:?}"))?;
+                let report = reports
+                    .last_mut()
+                    .ok_or_else(|| format!("node line before any seed line: {line:?}"))?;
+                report
+                    .nodes
+                    .push((name.to_owned(), NodeOutcome::parse(outcome)?));
+            }
+        }
+        Ok(reports)
+    }
+
+    /// How node `name` ended, if it is listed.
+    pub fn node(&self, name: &str) -> Option<&NodeOutcome> {
+        self.nodes.iter().find(|(n, _)| n == name).map(|(_, o)| o)
+    }
+}
+
 /// Parses `0x` followed by exactly 16 hex digits.
 fn hex64(text: &str) -> Result<u64, String> {
     let digits = text
@@ -131,5 +264,47 @@ mod tests {
         assert!(Summary::parse(&format!("{LINE} extra=1")).is_err());
         assert!(Summary::from_stderr(&format!("{LINE}\n{LINE}\n")).is_err());
         assert!(Summary::from_stderr("faultline: no summary here\n").is_err());
+    }
+
+    const SEED_LINES: &str =
+        "faultline: seed=0x00000000000000ab FAIL vtime=20.000000s events=1234 \
+                              trace-hash=0x0123456789abcdef\n\
+                              faultline:   node server: running at end\n\
+                              faultline:   node x: exit 3\n\
+                              faultline:   node crash: killed by SIGSEGV\n\
+                              noise from a node\n\
+                              faultline: seed=0x00000000000000cd PASS vtime=1.5s events=7 \
+                              trace-hash=0xfedcba9876543210\n\
+                              faultline:   node x: exit 0\n";
+
+    #[test]
+    fn parses_seed_reports_with_their_nodes() {
+        let reports = SeedReport::all_from_stderr(SEED_LINES).unwrap();
+        assert_eq!(reports.len(), 2);
+        let (a, b) = (&reports[0], &reports[1]);
+        assert_eq!((a.seed, a.pass, a.events), (0xab, false, 1234));
+        assert_eq!(a.trace_hash, 0x0123_4567_89ab_cdef);
+        assert!((a.vtime_secs - 20.0).abs() < 1e-9);
+        assert_eq!(a.node("server"), Some(&NodeOutcome::RunningAtEnd));
+        assert_eq!(a.node("x"), Some(&NodeOutcome::Exit(3)));
+        assert_eq!(
+            a.node("crash"),
+            Some(&NodeOutcome::Killed("SIGSEGV".into()))
+        );
+        assert_eq!(a.node("nobody"), None);
+        assert_eq!((b.seed, b.pass, b.nodes.len()), (0xcd, true, 1));
+        assert!(NodeOutcome::Exit(0).passes() && NodeOutcome::RunningAtEnd.passes());
+        assert!(!NodeOutcome::Exit(3).passes());
+    }
+
+    #[test]
+    fn rejects_malformed_seed_reports() {
+        let line = SEED_LINES.lines().next().unwrap();
+        assert!(SeedReport::parse(&line.replace("FAIL", "MAYBE")).is_err());
+        assert!(SeedReport::parse(&line.replace("0x00000000000000ab", "0xab")).is_err());
+        assert!(SeedReport::parse(&line.replace(" events=1234", "")).is_err());
+        assert!(SeedReport::all_from_stderr("faultline:   node x: exit 0\n").is_err());
+        assert!(NodeOutcome::parse("exited 3").is_err());
+        assert!(NodeOutcome::parse("killed by").is_err());
     }
 }

@@ -69,6 +69,11 @@ impl Supervisor {
         };
         let mut trace_args: Vec<i64> = Vec::new();
         let action = self.handle(&call, &mut trace_args);
+        // A re-executed call's deadline is for that call only.
+        self.threads
+            .get_mut(&vtid)
+            .expect("thread")
+            .restart_deadline = None;
         let label = match &action {
             Action::Now(r) => resume_label(r),
             Action::Park(_) => "park".to_string(),

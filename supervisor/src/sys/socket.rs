@@ -151,10 +151,39 @@ impl Supervisor {
     }
 
     /// Parks a blocking caller until `vs` may be ready for `mask`; a
-    /// non-blocking one gets EAGAIN.
-    fn would_block(&mut self, vs: VsId, mask: u32, dontwait: bool) -> Action {
-        let nonblocking = self.net.get(vs).is_none_or(|s| s.nonblocking);
-        if nonblocking || dontwait {
+    /// non-blocking one gets EAGAIN, and so does a blocking one whose
+    /// SO_RCVTIMEO/SO_SNDTIMEO has passed (the deadline survives the
+    /// re-execution of the call).
+    fn would_block(&mut self, c: &Call, vs: VsId, mask: u32, dontwait: bool) -> Action {
+        let Some(sock) = self.net.get(vs) else {
+            return err(libc::EBADF);
+        };
+        if sock.nonblocking || dontwait {
+            return err(libc::EAGAIN);
+        }
+        let option = if mask == WANT_READ {
+            libc::SO_RCVTIMEO
+        } else {
+            libc::SO_SNDTIMEO
+        };
+        let timeout = match self.net.net.get_option(sock.net, libc::SOL_SOCKET, option) {
+            Ok(Some(v)) if v.len() >= 16 => {
+                let sec = i64::from_ne_bytes(v[0..8].try_into().expect("8 bytes"));
+                let usec = i64::from_ne_bytes(v[8..16].try_into().expect("8 bytes"));
+                let ns = sec.max(0) as u64 * 1_000_000_000 + usec.max(0) as u64 * 1000;
+                (ns > 0).then_some(ns)
+            }
+            _ => None,
+        };
+        let now = self.clock.now();
+        let restarted = self
+            .threads
+            .get_mut(&c.vtid)
+            .expect("thread")
+            .restart_deadline
+            .take();
+        let deadline = restarted.or(timeout.map(|ns| now + ns));
+        if deadline.is_some_and(|d| d <= now) {
             return err(libc::EAGAIN);
         }
         Action::Park(Wait {
@@ -163,7 +192,7 @@ impl Supervisor {
                 virt: vec![(vs, mask)],
                 epoll: None,
             },
-            deadline: None,
+            deadline,
             on_timeout: Resume::Restart,
             restartable: true,
         })
@@ -206,7 +235,7 @@ impl Supervisor {
                         flags & SOCK_CLOEXEC != 0,
                         Some((c.a[1], c.a[2], peer)),
                     ),
-                    Err(NetError::WouldBlock) => self.would_block(vs, WANT_READ, false),
+                    Err(NetError::WouldBlock) => self.would_block(c, vs, WANT_READ, false),
                     Err(e) => net_err(e),
                 }
             }
@@ -317,7 +346,7 @@ impl Supervisor {
                     .get_mut(&c.vtid)
                     .expect("thread")
                     .connect_pending = Some(vs);
-                self.would_block(vs, WANT_WRITE, false)
+                self.would_block(c, vs, WANT_WRITE, false)
             }
             Err(NetError::NetUnreachable) => {
                 let name = self.proc_of(c.vtid).name.clone();
@@ -382,7 +411,9 @@ impl Supervisor {
                 targs.push(n as i64);
                 ret(n as i64)
             }
-            Err(NetError::WouldBlock) => self.would_block(vs, WANT_READ, flags & MSG_DONTWAIT != 0),
+            Err(NetError::WouldBlock) => {
+                self.would_block(c, vs, WANT_READ, flags & MSG_DONTWAIT != 0)
+            }
             Err(e) => net_err(e),
         }
     }
@@ -457,7 +488,7 @@ impl Supervisor {
         match self.net.net.send_to(net, &data, to, now) {
             Ok(n) => ret(n as i64),
             Err(NetError::WouldBlock) => {
-                self.would_block(vs, WANT_WRITE, flags & MSG_DONTWAIT != 0)
+                self.would_block(c, vs, WANT_WRITE, flags & MSG_DONTWAIT != 0)
             }
             Err(NetError::BrokenPipe) => {
                 if flags & MSG_NOSIGNAL == 0 {
