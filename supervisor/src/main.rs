@@ -7,6 +7,7 @@ mod exec_cmd;
 mod fdprobe;
 mod launch;
 mod netstate;
+mod plan;
 mod run_cmd;
 mod scenario;
 mod seccomp;

@@ -95,7 +95,8 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
     let names: Vec<String> = sc.nodes.iter().map(|n| n.name.clone()).collect();
     let net = NetState::new(seed, sc.net.clone(), &names, &dir.join("etc"))?;
     let trace = TraceLog::new(Some(create("trace.jsonl".into())?), false);
-    let mut sup = Supervisor::new(cfg, trace, net, sc.faults.clone());
+    let plan = crate::plan::build(&sc.faults, seed, sc.duration_ns);
+    let mut sup = Supervisor::new(cfg, trace, net, plan);
     let mut outputs = Vec::new();
     for node in &sc.nodes {
         // `{node_dir}` in a node's arguments or environment is a fresh,
@@ -131,7 +132,8 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
     let mut pass = true;
     let mut lines = Vec::new();
     for root in &outcome.roots {
-        let (ok, what) = match root.status {
+        let (ok, mut what) = match root.status {
+            _ if root.down => (true, "down at end (crashed by the fault plan)".to_string()),
             None => (true, "running at end".to_string()),
             Some(st) if libc::WIFSIGNALED(st) => (
                 false,
@@ -142,6 +144,9 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
                 (code == 0, format!("exit {code}"))
             }
         };
+        if root.crashes > 0 {
+            what.push_str(&format!(" (crashed {} time(s) by the fault plan)", root.crashes));
+        }
         pass &= ok;
         lines.push(format!("faultline:   node {}: {what}", root.name));
     }

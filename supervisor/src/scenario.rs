@@ -11,7 +11,7 @@ use toml::Spanned;
 
 use crate::duration;
 use crate::launch;
-use crate::supervisor::NetFault;
+use crate::plan::FaultSpec;
 
 /// A scenario as written in the file.
 #[derive(Debug, Deserialize)]
@@ -51,9 +51,16 @@ struct Fault {
     kind: Spanned<String>,
     at: Option<Spanned<String>>,
     until: Option<Spanned<String>>,
-    isolate: Spanned<Vec<String>>,
+    isolate: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     one_way: bool,
+    node: Option<Spanned<String>>,
+    down: Option<Spanned<String>>,
+    every: Option<Spanned<String>>,
+    min_down: Option<Spanned<String>>,
+    max_down: Option<Spanned<String>>,
+    max_down_nodes: Option<usize>,
+    nodes: Option<Spanned<Vec<String>>>,
 }
 
 /// A node ready to launch.
@@ -82,8 +89,8 @@ pub struct Scenario {
     pub net: vnet::NetConfig,
     /// The nodes, in file order (host addresses follow it).
     pub nodes: Vec<NodeSpec>,
-    /// Planned network faults, in time order.
-    pub faults: Vec<(u64, NetFault)>,
+    /// The fault plan's entries (turned into events per seed).
+    pub faults: Vec<FaultSpec>,
 }
 
 /// Where in the file something went wrong, and what.
@@ -190,45 +197,12 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
             env: node.env.clone(),
         });
     }
-    let mut faults = Vec::new();
-    for fault in &raw.faults {
-        if fault.kind.get_ref() != "partition" {
-            return Err(ctx.err(
-                fault.kind.span(),
-                format!(
-                    "field `kind`: {:?} is not supported yet (supported: \"partition\")",
-                    fault.kind.get_ref()
-                ),
-            ));
-        }
-        let Some(at) = &fault.at else {
-            return Err(ctx.err(fault.kind.span(), "a partition needs field `at`".into()));
-        };
-        let start = ctx.duration("at", at)?;
-        for host in fault.isolate.get_ref() {
-            if !nodes.iter().any(|n| &n.name == host) {
-                return Err(ctx.err(
-                    fault.isolate.span(),
-                    format!("field `isolate`: no node named {host:?}"),
-                ));
-            }
-        }
-        faults.push((
-            start,
-            NetFault::Partition {
-                isolate: fault.isolate.get_ref().clone(),
-                one_way: fault.one_way,
-            },
-        ));
-        if let Some(until) = &fault.until {
-            let end = ctx.duration("until", until)?;
-            if end <= start {
-                return Err(ctx.err(until.span(), "field `until`: must be after `at`".into()));
-            }
-            faults.push((end, NetFault::Heal));
-        }
-    }
-    faults.sort_by_key(|f| f.0);
+    let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
+    let faults = raw
+        .faults
+        .iter()
+        .map(|f| fault_spec(&ctx, f, &names))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Scenario {
         name: raw.name.into_inner(),
         duration_ns,
@@ -237,6 +211,69 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         nodes,
         faults,
     })
+}
+
+/// Validates one `[[fault]]` entry.
+fn fault_spec(ctx: &Ctx, f: &Fault, names: &[String]) -> Result<FaultSpec, ScenarioError> {
+    let known = |field: &str, list: &Spanned<Vec<String>>| -> Result<Vec<String>, ScenarioError> {
+        for n in list.get_ref() {
+            if !names.contains(n) {
+                return Err(ctx.err(list.span(), format!("field `{field}`: no node named {n:?}")));
+            }
+        }
+        Ok(list.get_ref().clone())
+    };
+    let need = |field: &str, v: &Option<Spanned<String>>| -> Result<u64, ScenarioError> {
+        match v {
+            Some(v) => ctx.duration(field, v),
+            None => Err(ctx.err(f.kind.span(), format!("a {:?} fault needs field `{field}`", f.kind.get_ref()))),
+        }
+    };
+    match f.kind.get_ref().as_str() {
+        "partition" => {
+            let at = need("at", &f.at)?;
+            let until = f.until.as_ref().map(|u| ctx.duration("until", u)).transpose()?;
+            if let (Some(u), Some(span)) = (until, f.until.as_ref().map(|u| u.span())) {
+                if u <= at {
+                    return Err(ctx.err(span, "field `until`: must be after `at`".into()));
+                }
+            }
+            let Some(isolate) = &f.isolate else {
+                return Err(ctx.err(f.kind.span(), "a \"partition\" fault needs field `isolate`".into()));
+            };
+            Ok(FaultSpec::Partition { at, until, isolate: known("isolate", isolate)?, one_way: f.one_way })
+        }
+        "crash" if f.at.is_some() => {
+            let Some(node) = &f.node else {
+                return Err(ctx.err(f.kind.span(), "a planned crash (with `at`) needs field `node`".into()));
+            };
+            if !names.contains(node.get_ref()) {
+                return Err(ctx.err(node.span(), format!("field `node`: no node named {:?}", node.get_ref())));
+            }
+            Ok(FaultSpec::CrashAt { at: need("at", &f.at)?, node: node.get_ref().clone(), down: need("down", &f.down)? })
+        }
+        "crash" => {
+            let (min_down, max_down) = (need("min_down", &f.min_down)?, need("max_down", &f.max_down)?);
+            if min_down > max_down {
+                return Err(ctx.err(f.kind.span(), "field `min_down` is longer than `max_down`".into()));
+            }
+            let nodes = match &f.nodes {
+                Some(list) => known("nodes", list)?,
+                None => names.to_vec(),
+            };
+            Ok(FaultSpec::CrashRandom {
+                every: need("every", &f.every)?.max(1),
+                min_down,
+                max_down,
+                max_down_nodes: f.max_down_nodes.unwrap_or(1),
+                nodes,
+            })
+        }
+        other => Err(ctx.err(
+            f.kind.span(),
+            format!("field `kind`: {other:?} is not supported (supported: \"partition\", \"crash\")"),
+        )),
+    }
 }
 
 /// The i-th seed of a scenario: derived from its name, the same everywhere.

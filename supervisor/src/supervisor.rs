@@ -13,6 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::fdprobe;
 use crate::launch::{self, LaunchSpec};
 use crate::netstate::NetState;
+use crate::plan::FaultEvent;
 use crate::trace::TraceLog;
 use crate::tracee;
 use crate::vclock::VClock;
@@ -60,7 +61,7 @@ pub enum Ending {
 }
 
 /// The result of one run.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Outcome {
     /// How the run ended.
     pub ending: Ending,
@@ -99,8 +100,8 @@ pub struct Supervisor {
     roots: Vec<Root>,
     /// The simulated network.
     pub(crate) net: NetState,
-    /// Network faults planned at virtual times, in time order.
-    net_faults: Vec<(u64, NetFault)>,
+    /// The fault plan: events at virtual times, in time order.
+    plan: Vec<(u64, FaultEvent)>,
     early_stops: HashSet<i32>,
     pub(crate) signal_checks: BTreeSet<i32>,
     /// Signals due at virtual times: alarm/setitimer, and `--signal-at`.
@@ -109,29 +110,28 @@ pub struct Supervisor {
     preemptions: u64,
     reported: HashSet<String>,
     exit_hook: Option<ExitHook>,
+    /// A planned crash is killing a node: its deaths are not reported as errors.
+    crashing: bool,
     /// A process whose threads are all exiting: the step ends when it is gone,
     /// so its exit is observed at the same point of every run.
     group_exit: Option<i32>,
 }
 
 /// A program faultline launched (a node of a scenario, or `exec`'s program).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Root {
     /// The node name (the host it runs on).
     pub name: String,
-    /// Host pid.
+    /// Host pid of its current incarnation.
     pub pid: i32,
     /// Its wait status once it has exited.
     pub status: Option<i32>,
-}
-
-/// A change to the network at a planned virtual time.
-#[derive(Debug, Clone)]
-pub enum NetFault {
-    /// Cut these hosts off from all others (one way: only their outgoing traffic).
-    Partition { isolate: Vec<String>, one_way: bool },
-    /// Restore every link.
-    Heal,
+    /// How to start it again after a crash.
+    spec: LaunchSpec,
+    /// Crashed by the fault plan and not restarted yet.
+    pub down: bool,
+    /// How often the fault plan crashed it.
+    pub crashes: u32,
 }
 
 /// What the running thread did before the scheduler may pick again.
@@ -149,7 +149,7 @@ impl Supervisor {
         cfg: Config,
         trace: TraceLog,
         net: NetState,
-        net_faults: Vec<(u64, NetFault)>,
+        plan: Vec<(u64, FaultEvent)>,
     ) -> Supervisor {
         if cfg.pin_cpu {
             pin_to_one_cpu();
@@ -171,7 +171,7 @@ impl Supervisor {
             stops: 0,
             roots: Vec::new(),
             net,
-            net_faults,
+            plan,
             early_stops: HashSet::new(),
             signal_checks: BTreeSet::new(),
             signal_timers: Vec::new(),
@@ -180,22 +180,27 @@ impl Supervisor {
             reported: HashSet::new(),
             exit_hook: None,
             group_exit: None,
+            crashing: false,
         }
     }
 
     /// Starts a program on simulated host `host` and runs it to its first
     /// trapped call. `--signal-at` signals are armed for the first program.
     pub fn launch(&mut self, spec: &LaunchSpec, host: &str) -> Result<(), launch::LaunchError> {
-        let host_id = *self
-            .net
-            .hosts
-            .get(host)
-            .ok_or_else(|| launch::LaunchError::NoHost(host.to_string()))?;
-        let pid = launch::spawn(spec)?;
-        let mm = self.new_mm();
-        self.add_process(pid, None, mm);
-        self.procs.get_mut(&pid).expect("new root").host = host_id;
-        if self.roots.is_empty() {
+        if !self.net.hosts.contains_key(host) {
+            return Err(launch::LaunchError::NoHost(host.to_string()));
+        }
+        self.roots.push(Root {
+            name: host.to_string(),
+            pid: 0,
+            status: None,
+            spec: spec.clone(),
+            down: false,
+            crashes: 0,
+        });
+        self.start_root(self.roots.len() - 1)?;
+        if self.roots.len() == 1 {
+            let pid = self.roots[0].pid;
             for &(at, sig) in &self.cfg.signals_at.clone() {
                 self.signal_timers.push(SignalTimer {
                     pid,
@@ -206,15 +211,59 @@ impl Supervisor {
                 });
             }
         }
-        self.roots.push(Root {
-            name: host.to_string(),
-            pid,
-            status: None,
-        });
+        Ok(())
+    }
+
+    /// Spawns root `i` (again) on its host.
+    fn start_root(&mut self, i: usize) -> Result<(), launch::LaunchError> {
+        let host_id = self.net.hosts[&self.roots[i].name];
+        let pid = launch::spawn(&self.roots[i].spec)?;
+        let mm = self.new_mm();
+        self.add_process(pid, None, mm);
+        self.procs.get_mut(&pid).expect("new root").host = host_id;
+        let root = &mut self.roots[i];
+        root.pid = pid;
+        root.status = None;
         let vtid = self.add_thread(pid, pid);
         // A root's first stop is its exec event; it is "started" already.
         self.threads.get_mut(&vtid).expect("root thread").started = true;
         self.run_until_stopped(vtid)
+    }
+
+    /// Crashes a node: SIGKILL for every process on its host, its sockets
+    /// vanish (peers get RST), and the run waits until all are reaped, so the
+    /// crash lands at the same point of every run.
+    fn crash_node(&mut self, name: &str) -> std::io::Result<()> {
+        let Some(i) = self.roots.iter().position(|r| r.name == name && !r.down) else {
+            return Ok(());
+        };
+        let host = self.net.hosts[name];
+        let mut victims: Vec<i32> = self.procs.values().filter(|p| p.host == host).map(|p| p.pid).collect();
+        victims.sort_unstable();
+        self.trace.record(self.clock.now(), 0, "crash", &[victims.len() as i64], name);
+        self.roots[i].down = true;
+        self.roots[i].crashes += 1;
+        self.net.net.crash_host(host, self.clock.now());
+        for &pid in &victims {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        self.crashing = true;
+        while victims.iter().any(|p| self.procs.contains_key(p)) {
+            let (who, status) = self.wait_any()?;
+            self.handle_other(who, status);
+        }
+        self.crashing = false;
+        Ok(())
+    }
+
+    /// Restarts a crashed node's command.
+    fn restart_node(&mut self, name: &str) -> Result<(), launch::LaunchError> {
+        let Some(i) = self.roots.iter().position(|r| r.name == name && r.down) else {
+            return Ok(());
+        };
+        self.roots[i].down = false;
+        self.trace.record(self.clock.now(), 0, "restart", &[], name);
+        self.start_root(i)
     }
 
     fn new_mm(&mut self) -> u32 {
@@ -307,7 +356,7 @@ impl Supervisor {
     /// Runs the program to its end.
     pub fn run(mut self) -> Outcome {
         let ending = loop {
-            if self.roots.iter().all(|r| r.status.is_some()) {
+            if self.roots.iter().all(|r| r.status.is_some() && !r.down) {
                 break self
                     .roots
                     .first()
@@ -317,7 +366,10 @@ impl Supervisor {
             if self.cfg.until_ns.is_some_and(|u| self.clock.now() >= u) {
                 break Ending::TimeLimit;
             }
-            self.apply_net_faults();
+            if let Err(e) = self.apply_faults() {
+                eprintln!("faultline: internal error: {e}");
+                break Ending::Exited(125);
+            }
             self.net.advance(self.clock.now());
             self.fire_signal_timers();
             self.check_signals();
@@ -395,37 +447,33 @@ impl Supervisor {
         parked
             .chain(self.signal_timers.iter().map(|t| t.at))
             .chain(self.net.net.next_event_time())
-            .chain(self.net_faults.first().map(|f| f.0))
+            .chain(self.plan.first().map(|f| f.0))
             .min()
     }
 
-    /// Applies the network faults whose time has come.
-    fn apply_net_faults(&mut self) {
+    /// Applies the planned faults whose time has come.
+    fn apply_faults(&mut self) -> Result<(), launch::LaunchError> {
         let now = self.clock.now();
-        while self.net_faults.first().is_some_and(|f| f.0 <= now) {
-            let (_, fault) = self.net_faults.remove(0);
-            match &fault {
-                NetFault::Partition { isolate, one_way } => {
-                    let ids = |pred: &dyn Fn(&String) -> bool| -> Vec<vnet::HostId> {
-                        self.net
-                            .hosts
-                            .iter()
-                            .filter(|(n, _)| pred(n))
-                            .map(|(_, id)| *id)
-                            .collect()
+        while self.plan.first().is_some_and(|f| f.0 <= now) {
+            let (_, event) = self.plan.remove(0);
+            match event {
+                FaultEvent::Partition { isolate, one_way } => {
+                    let ids = |cut: bool| -> Vec<vnet::HostId> {
+                        self.net.hosts.iter().filter(|(n, _)| isolate.contains(n) == cut).map(|(_, id)| *id).collect()
                     };
-                    let cut = ids(&|n| isolate.contains(n));
-                    let rest = ids(&|n| !isolate.contains(n));
-                    self.net.net.partition(&cut, &rest, *one_way);
-                    self.trace
-                        .record(now, 0, "partition", &[cut.len() as i64], &isolate.join(","));
+                    let (cut, rest) = (ids(true), ids(false));
+                    self.net.net.partition(&cut, &rest, one_way);
+                    self.trace.record(now, 0, "partition", &[cut.len() as i64], &isolate.join(","));
                 }
-                NetFault::Heal => {
+                FaultEvent::Heal => {
                     self.net.net.heal();
                     self.trace.record(now, 0, "heal", &[], "");
                 }
+                FaultEvent::Crash(node) => self.crash_node(&node)?,
+                FaultEvent::Restart(node) => self.restart_node(&node)?,
             }
         }
+        Ok(())
     }
 
     /// Wakes threads waiting on network readiness whose condition may hold;
@@ -844,7 +892,7 @@ impl Supervisor {
             &[p.vpid as i64],
             &desc,
         );
-        if libc::WIFSIGNALED(status) {
+        if libc::WIFSIGNALED(status) && !self.crashing {
             let sig = libc::WTERMSIG(status);
             let detail = leader.last_signal.clone().unwrap_or_default();
             let msg = format!(
