@@ -59,6 +59,7 @@ fn try_run(args: &ExecArgs) -> Result<i32, String> {
         env: std::env::vars().collect(),
         filter: seccomp::build_filter(&syscalls::trapped_numbers()),
         output: None,
+        mounts: Vec::new(),
     };
     let trace_file = match &args.trace {
         Some(p) => {

@@ -17,6 +17,15 @@ pub enum FdKind {
     Random,
     /// A placeholder for a virtual socket of the simulated network.
     Socket(crate::netstate::VsId),
+    /// A file or directory on a node's simulated disk.
+    Disk {
+        /// Which disk.
+        disk: usize,
+        /// Which file on it.
+        ino: vfs::Ino,
+        /// Opened O_APPEND: writes go to the end.
+        append: bool,
+    },
 }
 
 /// Opens a pidfd for process `pid`.
@@ -79,6 +88,13 @@ pub fn probe(pidfd: &OwnedFd, fd: i32, events: i16) -> Option<Probe> {
         nonblocking: flags >= 0 && flags & libc::O_NONBLOCK != 0,
         revents: if n > 0 { pfd.revents } else { 0 },
     })
+}
+
+/// The current file offset of `fd` (the borrowed copy shares it).
+pub fn position(pidfd: &OwnedFd, fd: i32) -> Option<u64> {
+    let file = borrow(pidfd, fd).ok()?;
+    let pos = unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_CUR) };
+    (pos >= 0).then_some(pos as u64)
 }
 
 /// Blocks (in wall time) until one of the given descriptors of the given

@@ -43,6 +43,9 @@ pub struct LaunchSpec {
     pub filter: Vec<libc::sock_filter>,
     /// Where the program's stdout/stderr go (None: inherit the supervisor's).
     pub output: Option<(i32, i32)>,
+    /// (source, target) bind mounts made in a private mount namespace
+    /// before the program starts (a node's disk at its data_dir).
+    pub mounts: Vec<(PathBuf, PathBuf)>,
 }
 
 /// Finds `program` the way execvp would, so a missing binary is an error
@@ -99,6 +102,39 @@ fn raw_fork(flags: u64) -> i32 {
             0usize,
         ) as i32
     }
+}
+
+/// In the namespace init: makes every mount private (nothing propagates back
+/// to the host) and bind-mounts each (source, target). Async-signal-safe.
+fn private_mounts(mounts: &[(CString, CString)]) -> bool {
+    unsafe {
+        let root = c"/".as_ptr();
+        if libc::mount(
+            std::ptr::null(),
+            root,
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            return false;
+        }
+        for (src, dst) in mounts {
+            if libc::mount(
+                src.as_ptr(),
+                dst.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            ) != 0
+            {
+                let msg = b"faultline: error: cannot bind-mount a node's disk at its data_dir\n";
+                libc::write(2, msg.as_ptr() as *const libc::c_void, msg.len());
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// The host pid of the first child of `pid` (the namespace init's program).
@@ -167,8 +203,28 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
     // tiny untraced init (pid 1 ignores default-action signals, which would
     // change how a program dies); the program is pid 2. Where namespaces are
     // not permitted, the program runs with host pids.
-    let init = raw_fork(libc::CLONE_NEWPID as u64);
+    let mounts: Vec<(CString, CString)> = spec
+        .mounts
+        .iter()
+        .map(|(s, t)| {
+            let c = |p: &Path| {
+                CString::new(p.as_os_str().as_bytes())
+                    .map_err(|_| LaunchError::Nul(p.display().to_string()))
+            };
+            Ok((c(s)?, c(t)?))
+        })
+        .collect::<Result<_, LaunchError>>()?;
+    let ns_flags = libc::CLONE_NEWPID as u64
+        | if mounts.is_empty() {
+            0
+        } else {
+            libc::CLONE_NEWNS as u64
+        };
+    let init = raw_fork(ns_flags);
     if init == 0 {
+        if !mounts.is_empty() && !private_mounts(&mounts) {
+            unsafe { libc::_exit(125) };
+        }
         let program = raw_fork(0);
         if program == 0 {
             confine();

@@ -2,6 +2,7 @@
 
 mod auxv;
 mod cli;
+mod diskstate;
 mod duration;
 mod exec_cmd;
 mod fdprobe;

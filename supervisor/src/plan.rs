@@ -69,8 +69,19 @@ pub fn build(specs: &[FaultSpec], seed: u64, duration: u64) -> Vec<(u64, FaultEv
     let mut plan = Vec::new();
     for spec in specs {
         match spec {
-            FaultSpec::Partition { at, until, isolate, one_way } => {
-                plan.push((*at, FaultEvent::Partition { isolate: isolate.clone(), one_way: *one_way }));
+            FaultSpec::Partition {
+                at,
+                until,
+                isolate,
+                one_way,
+            } => {
+                plan.push((
+                    *at,
+                    FaultEvent::Partition {
+                        isolate: isolate.clone(),
+                        one_way: *one_way,
+                    },
+                ));
                 if let Some(u) = until {
                     plan.push((*u, FaultEvent::Heal));
                 }
@@ -79,8 +90,22 @@ pub fn build(specs: &[FaultSpec], seed: u64, duration: u64) -> Vec<(u64, FaultEv
                 plan.push((*at, FaultEvent::Crash(node.clone())));
                 plan.push((at + down, FaultEvent::Restart(node.clone())));
             }
-            FaultSpec::CrashRandom { every, min_down, max_down, max_down_nodes, nodes } => {
-                random_crashes(&mut rng, &mut plan, duration, *every, (*min_down, *max_down), *max_down_nodes, nodes);
+            FaultSpec::CrashRandom {
+                every,
+                min_down,
+                max_down,
+                max_down_nodes,
+                nodes,
+            } => {
+                random_crashes(
+                    &mut rng,
+                    &mut plan,
+                    duration,
+                    *every,
+                    (*min_down, *max_down),
+                    *max_down_nodes,
+                    nodes,
+                );
             }
         }
     }
@@ -140,7 +165,11 @@ mod tests {
         let a = build(&[random(1)], 7, 60_000_000_000);
         assert_eq!(a, build(&[random(1)], 7, 60_000_000_000));
         assert_ne!(a, build(&[random(1)], 8, 60_000_000_000));
-        assert!(a.len() > 20, "about one crash a second for a minute: {}", a.len());
+        assert!(
+            a.len() > 20,
+            "about one crash a second for a minute: {}",
+            a.len()
+        );
         // Never more than one node down at once.
         let mut down = 0i32;
         for (_, e) in &a {
@@ -155,7 +184,21 @@ mod tests {
 
     #[test]
     fn planned_crash_restarts_after_down_time() {
-        let plan = build(&[FaultSpec::CrashAt { at: 5, node: "a".into(), down: 3 }], 1, 100);
-        assert_eq!(plan, vec![(5, FaultEvent::Crash("a".into())), (8, FaultEvent::Restart("a".into()))]);
+        let plan = build(
+            &[FaultSpec::CrashAt {
+                at: 5,
+                node: "a".into(),
+                down: 3,
+            }],
+            1,
+            100,
+        );
+        assert_eq!(
+            plan,
+            vec![
+                (5, FaultEvent::Crash("a".into())),
+                (8, FaultEvent::Restart("a".into()))
+            ]
+        );
     }
 }

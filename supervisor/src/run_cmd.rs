@@ -122,6 +122,30 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
             env,
             filter: seccomp::build_filter(&syscalls::trapped_numbers()),
             output: Some((out.as_raw_fd(), err.as_raw_fd())),
+            mounts: Vec::new(),
+        };
+        let spec = match &node.data_dir {
+            Some(data_dir) => {
+                let disk_dir = dir.join(format!("{}.disk", node.name));
+                let disk = vfs::Disk::new(
+                    &disk_dir,
+                    seed ^ crate::trace::hash_bytes(node.name.as_bytes()),
+                )
+                .map_err(|e| format!("disk of node {:?}: {e}", node.name))?;
+                // The mount point must exist; in the node's private mount
+                // namespace the disk is mounted over it, so nothing is written
+                // to the host's directory.
+                std::fs::create_dir_all(data_dir)
+                    .map_err(|e| format!("data_dir {}: {e}", data_dir.display()))?;
+                sup.add_disk(&node.name, data_dir.clone(), disk)
+                    .map_err(|e| e.to_string())?;
+                let source = disk_dir.canonicalize().map_err(|e| e.to_string())?;
+                LaunchSpec {
+                    mounts: vec![(source, data_dir.clone())],
+                    ..spec
+                }
+            }
+            None => spec,
         };
         sup.launch(&spec, &node.name)
             .map_err(|e| format!("node {:?}: {e}", node.name))?;
@@ -145,7 +169,10 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
             }
         };
         if root.crashes > 0 {
-            what.push_str(&format!(" (crashed {} time(s) by the fault plan)", root.crashes));
+            what.push_str(&format!(
+                " (crashed {} time(s) by the fault plan)",
+                root.crashes
+            ));
         }
         pass &= ok;
         lines.push(format!("faultline:   node {}: {what}", root.name));

@@ -43,6 +43,7 @@ struct Node {
     command: Spanned<Vec<String>>,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    data_dir: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -74,6 +75,8 @@ pub struct NodeSpec {
     pub args: Vec<String>,
     /// Variables added to the base environment.
     pub env: BTreeMap<String, String>,
+    /// Where the node sees its simulated disk (an absolute path).
+    pub data_dir: Option<PathBuf>,
 }
 
 /// A validated scenario.
@@ -190,11 +193,22 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
                 format!("field `command` of node {name:?}: {e}"),
             )
         })?;
+        let data_dir = match &node.data_dir {
+            Some(d) if !d.get_ref().starts_with('/') => {
+                return Err(ctx.err(
+                    d.span(),
+                    format!("field `data_dir` of node {name:?}: must be an absolute path"),
+                ));
+            }
+            Some(d) => Some(PathBuf::from(d.get_ref())),
+            None => None,
+        };
         nodes.push(NodeSpec {
             name,
             program,
             args: args.to_vec(),
             env: node.env.clone(),
+            data_dir,
         });
     }
     let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
@@ -226,36 +240,67 @@ fn fault_spec(ctx: &Ctx, f: &Fault, names: &[String]) -> Result<FaultSpec, Scena
     let need = |field: &str, v: &Option<Spanned<String>>| -> Result<u64, ScenarioError> {
         match v {
             Some(v) => ctx.duration(field, v),
-            None => Err(ctx.err(f.kind.span(), format!("a {:?} fault needs field `{field}`", f.kind.get_ref()))),
+            None => Err(ctx.err(
+                f.kind.span(),
+                format!("a {:?} fault needs field `{field}`", f.kind.get_ref()),
+            )),
         }
     };
     match f.kind.get_ref().as_str() {
         "partition" => {
             let at = need("at", &f.at)?;
-            let until = f.until.as_ref().map(|u| ctx.duration("until", u)).transpose()?;
+            let until = f
+                .until
+                .as_ref()
+                .map(|u| ctx.duration("until", u))
+                .transpose()?;
             if let (Some(u), Some(span)) = (until, f.until.as_ref().map(|u| u.span())) {
                 if u <= at {
                     return Err(ctx.err(span, "field `until`: must be after `at`".into()));
                 }
             }
             let Some(isolate) = &f.isolate else {
-                return Err(ctx.err(f.kind.span(), "a \"partition\" fault needs field `isolate`".into()));
+                return Err(ctx.err(
+                    f.kind.span(),
+                    "a \"partition\" fault needs field `isolate`".into(),
+                ));
             };
-            Ok(FaultSpec::Partition { at, until, isolate: known("isolate", isolate)?, one_way: f.one_way })
+            Ok(FaultSpec::Partition {
+                at,
+                until,
+                isolate: known("isolate", isolate)?,
+                one_way: f.one_way,
+            })
         }
         "crash" if f.at.is_some() => {
             let Some(node) = &f.node else {
-                return Err(ctx.err(f.kind.span(), "a planned crash (with `at`) needs field `node`".into()));
+                return Err(ctx.err(
+                    f.kind.span(),
+                    "a planned crash (with `at`) needs field `node`".into(),
+                ));
             };
             if !names.contains(node.get_ref()) {
-                return Err(ctx.err(node.span(), format!("field `node`: no node named {:?}", node.get_ref())));
+                return Err(ctx.err(
+                    node.span(),
+                    format!("field `node`: no node named {:?}", node.get_ref()),
+                ));
             }
-            Ok(FaultSpec::CrashAt { at: need("at", &f.at)?, node: node.get_ref().clone(), down: need("down", &f.down)? })
+            Ok(FaultSpec::CrashAt {
+                at: need("at", &f.at)?,
+                node: node.get_ref().clone(),
+                down: need("down", &f.down)?,
+            })
         }
         "crash" => {
-            let (min_down, max_down) = (need("min_down", &f.min_down)?, need("max_down", &f.max_down)?);
+            let (min_down, max_down) = (
+                need("min_down", &f.min_down)?,
+                need("max_down", &f.max_down)?,
+            );
             if min_down > max_down {
-                return Err(ctx.err(f.kind.span(), "field `min_down` is longer than `max_down`".into()));
+                return Err(ctx.err(
+                    f.kind.span(),
+                    "field `min_down` is longer than `max_down`".into(),
+                ));
             }
             let nodes = match &f.nodes {
                 Some(list) => known("nodes", list)?,
@@ -271,7 +316,9 @@ fn fault_spec(ctx: &Ctx, f: &Fault, names: &[String]) -> Result<FaultSpec, Scena
         }
         other => Err(ctx.err(
             f.kind.span(),
-            format!("field `kind`: {other:?} is not supported (supported: \"partition\", \"crash\")"),
+            format!(
+                "field `kind`: {other:?} is not supported (supported: \"partition\", \"crash\")"
+            ),
         )),
     }
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::diskstate::{Disks, NodeDisk};
 use crate::fdprobe;
 use crate::launch::{self, LaunchSpec};
 use crate::netstate::NetState;
@@ -100,6 +101,8 @@ pub struct Supervisor {
     roots: Vec<Root>,
     /// The simulated network.
     pub(crate) net: NetState,
+    /// The nodes' simulated disks.
+    pub(crate) disks: Disks,
     /// The fault plan: events at virtual times, in time order.
     plan: Vec<(u64, FaultEvent)>,
     early_stops: HashSet<i32>,
@@ -171,6 +174,7 @@ impl Supervisor {
             stops: 0,
             roots: Vec::new(),
             net,
+            disks: Disks::default(),
             plan,
             early_stops: HashSet::new(),
             signal_checks: BTreeSet::new(),
@@ -214,6 +218,26 @@ impl Supervisor {
         Ok(())
     }
 
+    /// Gives node `host` a simulated disk, which the node sees at `visible`.
+    pub fn add_disk(
+        &mut self,
+        host: &str,
+        visible: std::path::PathBuf,
+        disk: vfs::Disk,
+    ) -> Result<(), launch::LaunchError> {
+        let host = *self
+            .net
+            .hosts
+            .get(host)
+            .ok_or_else(|| launch::LaunchError::NoHost(host.to_string()))?;
+        self.disks.add(NodeDisk {
+            host,
+            visible,
+            disk,
+        });
+        Ok(())
+    }
+
     /// Spawns root `i` (again) on its host.
     fn start_root(&mut self, i: usize) -> Result<(), launch::LaunchError> {
         let host_id = self.net.hosts[&self.roots[i].name];
@@ -238,9 +262,15 @@ impl Supervisor {
             return Ok(());
         };
         let host = self.net.hosts[name];
-        let mut victims: Vec<i32> = self.procs.values().filter(|p| p.host == host).map(|p| p.pid).collect();
+        let mut victims: Vec<i32> = self
+            .procs
+            .values()
+            .filter(|p| p.host == host)
+            .map(|p| p.pid)
+            .collect();
         victims.sort_unstable();
-        self.trace.record(self.clock.now(), 0, "crash", &[victims.len() as i64], name);
+        self.trace
+            .record(self.clock.now(), 0, "crash", &[victims.len() as i64], name);
         self.roots[i].down = true;
         self.roots[i].crashes += 1;
         self.net.net.crash_host(host, self.clock.now());
@@ -253,6 +283,23 @@ impl Supervisor {
             self.handle_other(who, status);
         }
         self.crashing = false;
+        if let Some(d) = self.disks.of_host(host) {
+            match self.disks.get_mut(d).disk.crash() {
+                Ok(report) => {
+                    let lost: usize = report
+                        .files
+                        .iter()
+                        .map(|f| f.lost_changes + f.dropped_changes)
+                        .sum();
+                    let torn = report.files.iter().filter(|f| f.torn.is_some()).count();
+                    let reverted = report.dir_ops.iter().filter(|o| !o.survived).count();
+                    let args = [lost as i64, torn as i64, reverted as i64];
+                    self.trace
+                        .record(self.clock.now(), 0, "disk_crash", &args, name);
+                }
+                Err(e) => eprintln!("faultline: internal error: crash of {name}'s disk: {e}"),
+            }
+        }
         Ok(())
     }
 
@@ -459,11 +506,17 @@ impl Supervisor {
             match event {
                 FaultEvent::Partition { isolate, one_way } => {
                     let ids = |cut: bool| -> Vec<vnet::HostId> {
-                        self.net.hosts.iter().filter(|(n, _)| isolate.contains(n) == cut).map(|(_, id)| *id).collect()
+                        self.net
+                            .hosts
+                            .iter()
+                            .filter(|(n, _)| isolate.contains(n) == cut)
+                            .map(|(_, id)| *id)
+                            .collect()
                     };
                     let (cut, rest) = (ids(true), ids(false));
                     self.net.net.partition(&cut, &rest, one_way);
-                    self.trace.record(now, 0, "partition", &[cut.len() as i64], &isolate.join(","));
+                    self.trace
+                        .record(now, 0, "partition", &[cut.len() as i64], &isolate.join(","));
                 }
                 FaultEvent::Heal => {
                     self.net.net.heal();
@@ -1127,12 +1180,20 @@ impl Supervisor {
                 regs.rax = fd as u64;
                 let _ = tracee::set_regs(tid, &regs);
             }
-            Some(ExitHook::DupSocket(vs)) if (regs.rax as i64) >= 0 => {
-                self.net.add_ref(vs);
-                if let Some(p) = self.procs.get_mut(&pid) {
-                    p.fds
-                        .insert(regs.rax as i32, crate::fdprobe::FdKind::Socket(vs));
+            Some(ExitHook::DupFd(kind)) if (regs.rax as i64) >= 0 => {
+                if let fdprobe::FdKind::Socket(vs) = kind {
+                    self.net.add_ref(vs);
                 }
+                if let Some(p) = self.procs.get_mut(&pid) {
+                    p.fds.insert(regs.rax as i32, kind);
+                }
+            }
+            Some(
+                hook @ (ExitHook::DiskOpen { .. }
+                | ExitHook::DiskWrite { .. }
+                | ExitHook::DiskChange { .. }),
+            ) => {
+                self.disk_exit(pid, hook, regs.rax as i64);
             }
             Some(ExitHook::AppendEpollEvents {
                 buf,

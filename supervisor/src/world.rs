@@ -56,8 +56,35 @@ pub enum ExitHook {
         /// The registers at the original call.
         restore: Box<Regs>,
     },
-    /// dup/F_DUPFD of a virtual socket: the new descriptor refers to it too.
-    DupSocket(crate::netstate::VsId),
+    /// dup/F_DUPFD of a descriptor faultline tracks: the new one is the same.
+    DupFd(FdKind),
+    /// open/openat of a path on a node's disk: map the descriptor to its file.
+    DiskOpen {
+        /// Which disk.
+        disk: usize,
+        /// The path relative to the disk's root.
+        rel: std::path::PathBuf,
+        /// The open flags.
+        flags: i32,
+    },
+    /// A write to a file on a disk: record the bytes the kernel took.
+    DiskWrite {
+        /// Which disk.
+        disk: usize,
+        /// Which file.
+        ino: vfs::Ino,
+        /// Where in the file.
+        offset: u64,
+        /// What was written (the kernel may take a prefix).
+        data: Vec<u8>,
+    },
+    /// A namespace or size change on a disk, recorded if the call succeeds.
+    DiskChange {
+        /// Which disk.
+        disk: usize,
+        /// The change.
+        op: DiskOp,
+    },
     /// epoll_wait ran in the kernel for the real descriptors; append the
     /// ready virtual sockets' events after the kernel's.
     AppendEpollEvents {
@@ -68,6 +95,25 @@ pub enum ExitHook {
         /// The registers at the original call.
         restore: Box<Regs>,
     },
+}
+
+/// A change to a disk's files, told to vfs once the kernel has made it.
+#[derive(Debug, Clone)]
+pub enum DiskOp {
+    /// rename(from, to).
+    Rename(std::path::PathBuf, std::path::PathBuf),
+    /// unlink(path).
+    Unlink(std::path::PathBuf),
+    /// rmdir(path).
+    Rmdir(std::path::PathBuf),
+    /// mkdir(path).
+    Mkdir(std::path::PathBuf),
+    /// link(existing, new).
+    Link(std::path::PathBuf, std::path::PathBuf),
+    /// ftruncate/truncate to a length.
+    Truncate(vfs::Ino, u64),
+    /// fallocate(mode 0).
+    Fallocate(vfs::Ino, u64, u64),
 }
 
 /// What a parked thread waits for, and what happens when it comes.

@@ -1,6 +1,7 @@
 //! Syscall dispatch: each trapped call is emulated, passed to the kernel, or
 //! parked. Handlers live in one module per family of calls.
 
+mod disk;
 mod fd;
 mod futex;
 mod poll;
@@ -89,6 +90,9 @@ impl Supervisor {
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     fn handle(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
         use libc::*;
+        if let Some(action) = self.sys_disk(c, targs) {
+            return action;
+        }
         if let Some(vs) = self.fd_call_on_vsock(c) {
             return self.sys_vsock(c, vs, targs);
         }
@@ -126,6 +130,10 @@ impl Supervisor {
             SYS_bind | SYS_listen | SYS_connect | SYS_getsockname | SYS_getpeername
             | SYS_setsockopt | SYS_getsockopt | SYS_shutdown | SYS_sendmmsg | SYS_recvmmsg
             | SYS_fcntl | SYS_ioctl | SYS_dup => pass(),
+            SYS_creat | SYS_pwrite64 | SYS_pwritev | SYS_fsync | SYS_fdatasync | SYS_ftruncate
+            | SYS_truncate | SYS_fallocate | SYS_rename | SYS_renameat | SYS_renameat2
+            | SYS_unlink | SYS_unlinkat | SYS_rmdir | SYS_mkdir | SYS_mkdirat | SYS_link
+            | SYS_linkat | SYS_sync | SYS_syncfs => pass(),
             SYS_poll | SYS_ppoll | SYS_select | SYS_pselect6 => self.sys_poll(c, targs),
             SYS_epoll_wait | SYS_epoll_pwait | SYS_epoll_pwait2 => self.sys_epoll_wait(c, targs),
             SYS_epoll_ctl => self.sys_epoll_ctl(c, targs),
@@ -151,7 +159,7 @@ impl Supervisor {
     /// made on, if it is one. close/dup2/dup3 are handled with the
     /// descriptor cache instead.
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
-    fn fd_call_on_vsock(&self, c: &Call) -> Option<crate::netstate::VsId> {
+    pub(crate) fn fd_call_on_vsock(&self, c: &Call) -> Option<crate::netstate::VsId> {
         use libc::*;
         match c.nr {
             SYS_read | SYS_readv | SYS_write | SYS_writev | SYS_recvfrom | SYS_recvmsg

@@ -288,9 +288,10 @@ impl Supervisor {
                             c.a[2] as i32 & O_NONBLOCK != 0;
                         Action::Now(Resume::Pass)
                     }
-                    F_DUPFD | F_DUPFD_CLOEXEC => {
-                        Action::Now(Resume::PassThenExit(None, ExitHook::DupSocket(vs)))
-                    }
+                    F_DUPFD | F_DUPFD_CLOEXEC => Action::Now(Resume::PassThenExit(
+                        None,
+                        ExitHook::DupFd(crate::fdprobe::FdKind::Socket(vs)),
+                    )),
                     _ => Action::Now(Resume::Pass),
                 }
             }
@@ -308,7 +309,10 @@ impl Supervisor {
                 }
                 _ => err(ENOTTY),
             },
-            SYS_dup => Action::Now(Resume::PassThenExit(None, ExitHook::DupSocket(vs))),
+            SYS_dup => Action::Now(Resume::PassThenExit(
+                None,
+                ExitHook::DupFd(crate::fdprobe::FdKind::Socket(vs)),
+            )),
             _ => self.unsupported(
                 c,
                 "this call is not simulated on network sockets",

@@ -1,0 +1,292 @@
+//! File calls on a node's simulated disk. The kernel does the work on the
+//! disk's tmpfs; faultline tells vfs what changed (after the call succeeded)
+//! so a crash can take back what was never made durable. fsync and
+//! fdatasync are answered by vfs alone: it decides durability and faults.
+
+use std::path::PathBuf;
+
+use super::{err, pass, ret, Action, Call};
+use crate::diskstate::normalize;
+use crate::fdprobe::FdKind;
+use crate::supervisor::Supervisor;
+use crate::tracee;
+use crate::world::{DiskOp, ExitHook, Resume};
+
+/// Where a path argument of a call lives.
+struct PathArg {
+    dirfd: i32,
+    addr: u64,
+}
+
+impl Supervisor {
+    /// The disk and the disk-relative path a (dirfd, path) pair names, if it
+    /// is on the caller's node's disk.
+    fn disk_path(&self, c: &Call, p: &PathArg) -> Option<(usize, PathBuf)> {
+        let proc_ = self.procs.get(&c.pid)?;
+        let disk = self.disks.of_host(proc_.host)?;
+        let raw = tracee::read_cstr(c.pid, p.addr, 4096).ok()?;
+        let path = PathBuf::from(String::from_utf8_lossy(&raw).into_owned());
+        let abs = if path.is_absolute() {
+            path
+        } else if p.dirfd == libc::AT_FDCWD {
+            std::fs::read_link(format!("/proc/{}/cwd", c.pid))
+                .ok()?
+                .join(path)
+        } else {
+            match proc_.fds.get(&p.dirfd) {
+                Some(FdKind::Disk { disk: d, ino, .. }) if *d == disk => {
+                    let d = self.disks.get(disk);
+                    d.visible.join(d.disk.path_of(*ino)?).join(path)
+                }
+                _ => std::fs::read_link(format!("/proc/{}/fd/{}", c.pid, p.dirfd))
+                    .ok()?
+                    .join(path),
+            }
+        };
+        let rel = normalize(&abs)
+            .strip_prefix(&self.disks.get(disk).visible)
+            .ok()?
+            .to_path_buf();
+        Some((disk, rel))
+    }
+
+    /// The disk file behind descriptor `fd`, if any.
+    fn disk_fd(&self, pid: i32, fd: i32) -> Option<(usize, vfs::Ino, bool)> {
+        match self.procs.get(&pid)?.fds.get(&fd)? {
+            FdKind::Disk { disk, ino, append } => Some((*disk, *ino, *append)),
+            _ => None,
+        }
+    }
+
+    /// Calls that may touch a disk; `None` if this one does not.
+    #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
+    pub(super) fn sys_disk(&mut self, c: &Call, targs: &mut Vec<i64>) -> Option<Action> {
+        use libc::*;
+        let path = |dirfd: i32, addr: u64| PathArg { dirfd, addr };
+        let change = |disk: usize, op: DiskOp| {
+            Action::Now(Resume::PassThenExit(
+                None,
+                ExitHook::DiskChange { disk, op },
+            ))
+        };
+        match c.nr {
+            SYS_open | SYS_openat | SYS_creat => {
+                let (p, flags) = match c.nr {
+                    SYS_open => (path(AT_FDCWD, c.a[0]), c.a[1] as i32),
+                    SYS_creat => (path(AT_FDCWD, c.a[0]), O_CREAT | O_WRONLY | O_TRUNC),
+                    _ => (path(c.a[0] as i32, c.a[1]), c.a[2] as i32),
+                };
+                let (disk, rel) = self.disk_path(c, &p)?;
+                Some(Action::Now(Resume::PassThenExit(
+                    None,
+                    ExitHook::DiskOpen { disk, rel, flags },
+                )))
+            }
+            SYS_write | SYS_writev | SYS_pwrite64 | SYS_pwritev => {
+                let (disk, ino, append) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                Some(self.disk_write(c, disk, ino, append, targs))
+            }
+            SYS_fsync | SYS_fdatasync => {
+                let (disk, ino, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                let outcome = self.disks.get_mut(disk).disk.on_fsync(ino);
+                targs.push(c.a[0] as i64);
+                Some(match outcome {
+                    Ok(Some(e)) => err(e.0),
+                    _ => ret(0),
+                })
+            }
+            SYS_ftruncate => {
+                let (disk, ino, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                Some(change(disk, DiskOp::Truncate(ino, c.a[1])))
+            }
+            SYS_fallocate if c.a[1] == 0 => {
+                let (disk, ino, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                Some(change(disk, DiskOp::Fallocate(ino, c.a[2], c.a[3])))
+            }
+            SYS_truncate => {
+                let (disk, rel) = self.disk_path(c, &path(AT_FDCWD, c.a[0]))?;
+                let ino = self.disks.get(disk).disk.lookup(&rel).ok()?;
+                Some(change(disk, DiskOp::Truncate(ino, c.a[1])))
+            }
+            SYS_rename | SYS_renameat | SYS_renameat2 => {
+                let (from, to) = if c.nr == SYS_rename {
+                    (path(AT_FDCWD, c.a[0]), path(AT_FDCWD, c.a[1]))
+                } else {
+                    (path(c.a[0] as i32, c.a[1]), path(c.a[2] as i32, c.a[3]))
+                };
+                let (disk, from) = self.disk_path(c, &from)?;
+                let (_, to) = self.disk_path(c, &to)?;
+                Some(change(disk, DiskOp::Rename(from, to)))
+            }
+            SYS_unlink | SYS_unlinkat | SYS_rmdir => {
+                let (p, dir) = match c.nr {
+                    SYS_unlink => (path(AT_FDCWD, c.a[0]), false),
+                    SYS_rmdir => (path(AT_FDCWD, c.a[0]), true),
+                    _ => (
+                        path(c.a[0] as i32, c.a[1]),
+                        c.a[2] as i32 & AT_REMOVEDIR != 0,
+                    ),
+                };
+                let (disk, rel) = self.disk_path(c, &p)?;
+                Some(change(
+                    disk,
+                    if dir {
+                        DiskOp::Rmdir(rel)
+                    } else {
+                        DiskOp::Unlink(rel)
+                    },
+                ))
+            }
+            SYS_mkdir | SYS_mkdirat => {
+                let p = if c.nr == SYS_mkdir {
+                    path(AT_FDCWD, c.a[0])
+                } else {
+                    path(c.a[0] as i32, c.a[1])
+                };
+                let (disk, rel) = self.disk_path(c, &p)?;
+                Some(change(disk, DiskOp::Mkdir(rel)))
+            }
+            SYS_link | SYS_linkat => {
+                let (a, b) = if c.nr == SYS_link {
+                    (path(AT_FDCWD, c.a[0]), path(AT_FDCWD, c.a[1]))
+                } else {
+                    (path(c.a[0] as i32, c.a[1]), path(c.a[2] as i32, c.a[3]))
+                };
+                let (disk, a) = self.disk_path(c, &a)?;
+                let (_, b) = self.disk_path(c, &b)?;
+                Some(change(disk, DiskOp::Link(a, b)))
+            }
+            SYS_sync => {
+                for d in self.disks.all_mut() {
+                    d.disk.on_sync_all();
+                }
+                Some(pass())
+            }
+            SYS_syncfs => {
+                let (disk, _, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                self.disks.get_mut(disk).disk.on_sync_all();
+                Some(pass())
+            }
+            SYS_dup | SYS_fcntl
+                if c.nr == SYS_dup || matches!(c.a[1] as i32, F_DUPFD | F_DUPFD_CLOEXEC) =>
+            {
+                let (disk, ino, append) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                Some(Action::Now(Resume::PassThenExit(
+                    None,
+                    ExitHook::DupFd(FdKind::Disk { disk, ino, append }),
+                )))
+            }
+            _ => None,
+        }
+    }
+
+    /// A write to a disk file: asks vfs for a write fault first, then lets
+    /// the kernel write and records what it took.
+    #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
+    fn disk_write(
+        &mut self,
+        c: &Call,
+        disk: usize,
+        ino: vfs::Ino,
+        append: bool,
+        targs: &mut Vec<i64>,
+    ) -> Action {
+        use libc::*;
+        if let Some(e) = self.disks.get_mut(disk).disk.write_fault(ino) {
+            return err(e.0);
+        }
+        let iovs = match c.nr {
+            SYS_write | SYS_pwrite64 => vec![(c.a[1], c.a[2] as usize)],
+            _ => match super::socket::read_iovecs(c.pid, c.a[1], c.a[2]) {
+                Some(v) => v,
+                None => return err(EFAULT),
+            },
+        };
+        let mut data = Vec::new();
+        for (base, len) in iovs {
+            let mut buf = vec![0u8; len];
+            if tracee::read_mem(c.pid, base, &mut buf).is_err() {
+                return err(EFAULT);
+            }
+            data.extend_from_slice(&buf);
+        }
+        let offset = match c.nr {
+            SYS_pwrite64 | SYS_pwritev => c.a[3],
+            _ if append => self.disks.get(disk).disk.file_len(ino).unwrap_or(0),
+            _ => self.file_position(c.pid, c.a[0] as i32).unwrap_or(0),
+        };
+        targs.extend([
+            c.a[0] as i64,
+            data.len() as i64,
+            crate::trace::hash_bytes(&data) as i64,
+        ]);
+        Action::Now(Resume::PassThenExit(
+            None,
+            ExitHook::DiskWrite {
+                disk,
+                ino,
+                offset,
+                data,
+            },
+        ))
+    }
+
+    /// The file offset of a tracee's descriptor (shared with a borrowed copy).
+    fn file_position(&self, pid: i32, fd: i32) -> Option<u64> {
+        let pidfd = self.procs.get(&pid)?.pidfd.as_ref()?;
+        crate::fdprobe::position(pidfd, fd)
+    }
+
+    /// Records a disk call's effect once the kernel has returned `ret`.
+    pub(crate) fn disk_exit(&mut self, pid: i32, hook: ExitHook, ret: i64) {
+        if ret < 0 {
+            return;
+        }
+        match hook {
+            ExitHook::DiskOpen { disk, rel, flags } => {
+                let d = &mut self.disks.get_mut(disk).disk;
+                let ino = if flags & libc::O_CREAT != 0 {
+                    d.on_create(&rel)
+                } else {
+                    d.lookup(&rel)
+                };
+                let Ok(ino) = ino else {
+                    return;
+                };
+                if flags & libc::O_TRUNC != 0 && flags & libc::O_ACCMODE != libc::O_RDONLY {
+                    let _ = d.on_truncate(ino, 0);
+                }
+                let append = flags & libc::O_APPEND != 0;
+                if let Some(p) = self.procs.get_mut(&pid) {
+                    p.fds.insert(ret as i32, FdKind::Disk { disk, ino, append });
+                }
+            }
+            ExitHook::DiskWrite {
+                disk,
+                ino,
+                offset,
+                data,
+            } => {
+                let n = (ret as usize).min(data.len());
+                let _ = self
+                    .disks
+                    .get_mut(disk)
+                    .disk
+                    .on_write(ino, offset, &data[..n]);
+            }
+            ExitHook::DiskChange { disk, op } => {
+                let d = &mut self.disks.get_mut(disk).disk;
+                let _ = match op {
+                    DiskOp::Rename(a, b) => d.on_rename(a, b),
+                    DiskOp::Unlink(p) => d.on_unlink(p),
+                    DiskOp::Rmdir(p) => d.on_rmdir(p),
+                    DiskOp::Mkdir(p) => d.on_mkdir(p).map(drop),
+                    DiskOp::Link(a, b) => d.on_link(a, b),
+                    DiskOp::Truncate(ino, len) => d.on_truncate(ino, len),
+                    DiskOp::Fallocate(ino, off, len) => d.on_fallocate(ino, off, len),
+                };
+            }
+            _ => {}
+        }
+    }
+}
