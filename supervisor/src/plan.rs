@@ -29,6 +29,14 @@ pub enum FaultSpec {
         /// How long it stays down.
         down: u64,
     },
+    /// fsync/fdatasync on the nodes' disks fail with EIO with this
+    /// probability (the dirty data is dropped, as on Linux).
+    FsyncError {
+        /// Chance per call.
+        probability: f64,
+        /// The nodes whose disks misbehave.
+        nodes: Vec<String>,
+    },
     /// Random crashes: on average one every `every`, each node down for a
     /// seeded time in [min_down, max_down], at most `max_down_nodes` down at once.
     CrashRandom {
@@ -90,6 +98,7 @@ pub fn build(specs: &[FaultSpec], seed: u64, duration: u64) -> Vec<(u64, FaultEv
                 plan.push((*at, FaultEvent::Crash(node.clone())));
                 plan.push((at + down, FaultEvent::Restart(node.clone())));
             }
+            FaultSpec::FsyncError { .. } => {}
             FaultSpec::CrashRandom {
                 every,
                 min_down,

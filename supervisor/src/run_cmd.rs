@@ -10,6 +10,7 @@ use crate::cli::RunArgs;
 use crate::exec_cmd::config;
 use crate::launch::LaunchSpec;
 use crate::netstate::NetState;
+use crate::plan::FaultSpec;
 use crate::scenario::{self, Scenario};
 use crate::supervisor::{signal_name, Ending, Supervisor};
 use crate::trace::TraceLog;
@@ -127,11 +128,18 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
         let spec = match &node.data_dir {
             Some(data_dir) => {
                 let disk_dir = dir.join(format!("{}.disk", node.name));
-                let disk = vfs::Disk::new(
+                let mut disk = vfs::Disk::new(
                     &disk_dir,
                     seed ^ crate::trace::hash_bytes(node.name.as_bytes()),
                 )
                 .map_err(|e| format!("disk of node {:?}: {e}", node.name))?;
+                for f in &sc.faults {
+                    if let FaultSpec::FsyncError { probability, nodes } = f {
+                        if nodes.contains(&node.name) {
+                            disk.config_mut().fsync_eio_probability = *probability;
+                        }
+                    }
+                }
                 // The mount point must exist; in the node's private mount
                 // namespace the disk is mounted over it, so nothing is written
                 // to the host's directory.
@@ -149,6 +157,9 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
         };
         sup.launch(&spec, &node.name)
             .map_err(|e| format!("node {:?}: {e}", node.name))?;
+        if let Some(delay) = node.restart_on_exit {
+            sup.restart_last_on_exit(delay);
+        }
         outputs.push((out, err));
     }
     let outcome = sup.run();
@@ -172,6 +183,12 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
             what.push_str(&format!(
                 " (crashed {} time(s) by the fault plan)",
                 root.crashes
+            ));
+        }
+        if root.restarts > 0 {
+            what.push_str(&format!(
+                " (exited and was restarted {} time(s))",
+                root.restarts
             ));
         }
         pass &= ok;

@@ -44,6 +44,9 @@ struct Node {
     #[serde(default)]
     env: BTreeMap<String, String>,
     data_dir: Option<Spanned<String>>,
+    #[serde(default)]
+    restart_on_exit: bool,
+    restart_delay: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -62,6 +65,7 @@ struct Fault {
     max_down: Option<Spanned<String>>,
     max_down_nodes: Option<usize>,
     nodes: Option<Spanned<Vec<String>>>,
+    probability: Option<f64>,
 }
 
 /// A node ready to launch.
@@ -77,6 +81,9 @@ pub struct NodeSpec {
     pub env: BTreeMap<String, String>,
     /// Where the node sees its simulated disk (an absolute path).
     pub data_dir: Option<PathBuf>,
+    /// Restart the node this long after it exits by itself, like a service
+    /// manager would (its exits then do not fail the seed).
+    pub restart_on_exit: Option<u64>,
 }
 
 /// A validated scenario.
@@ -203,12 +210,17 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
             Some(d) => Some(PathBuf::from(d.get_ref())),
             None => None,
         };
+        let delay = match &node.restart_delay {
+            Some(d) => ctx.duration("restart_delay", d)?,
+            None => 100_000_000,
+        };
         nodes.push(NodeSpec {
             name,
             program,
             args: args.to_vec(),
             env: node.env.clone(),
             data_dir,
+            restart_on_exit: node.restart_on_exit.then_some(delay),
         });
     }
     let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
@@ -314,11 +326,19 @@ fn fault_spec(ctx: &Ctx, f: &Fault, names: &[String]) -> Result<FaultSpec, Scena
                 nodes,
             })
         }
+        "fsync_error" => {
+            let Some(probability) = f.probability.filter(|p| (0.0..=1.0).contains(p)) else {
+                return Err(ctx.err(f.kind.span(), "an \"fsync_error\" fault needs field `probability` in [0, 1]".into()));
+            };
+            let nodes = match &f.nodes {
+                Some(list) => known("nodes", list)?,
+                None => names.to_vec(),
+            };
+            Ok(FaultSpec::FsyncError { probability, nodes })
+        }
         other => Err(ctx.err(
             f.kind.span(),
-            format!(
-                "field `kind`: {other:?} is not supported (supported: \"partition\", \"crash\")"
-            ),
+            format!("field `kind`: {other:?} is not supported (supported: \"partition\", \"crash\", \"fsync_error\")"),
         )),
     }
 }

@@ -135,6 +135,10 @@ pub struct Root {
     pub down: bool,
     /// How often the fault plan crashed it.
     pub crashes: u32,
+    /// Restart it this long after it exits by itself (`restart_on_exit`).
+    pub restart_on_exit: Option<u64>,
+    /// How often it exited by itself and was restarted.
+    pub restarts: u32,
 }
 
 /// What the running thread did before the scheduler may pick again.
@@ -201,6 +205,8 @@ impl Supervisor {
             spec: spec.clone(),
             down: false,
             crashes: 0,
+            restart_on_exit: None,
+            restarts: 0,
         });
         self.start_root(self.roots.len() - 1)?;
         if self.roots.len() == 1 {
@@ -216,6 +222,13 @@ impl Supervisor {
             }
         }
         Ok(())
+    }
+
+    /// Restarts the last launched node this long after it exits by itself.
+    pub fn restart_last_on_exit(&mut self, delay: u64) {
+        if let Some(root) = self.roots.last_mut() {
+            root.restart_on_exit = Some(delay);
+        }
     }
 
     /// Gives node `host` a simulated disk, which the node sees at `visible`.
@@ -962,6 +975,15 @@ impl Supervisor {
         }
         if let Some(root) = self.roots.iter_mut().find(|r| r.pid == pid) {
             root.status = Some(status);
+            if let (Some(delay), false) = (root.restart_on_exit, root.down) {
+                // Like a service manager: bring it back on the same disk.
+                root.down = true;
+                root.restarts += 1;
+                let at = self.clock.now() + delay;
+                let event = FaultEvent::Restart(root.name.clone());
+                let i = self.plan.partition_point(|(t, _)| *t <= at);
+                self.plan.insert(i, (at, event));
+            }
             return;
         }
         if let Some(parent) = p.parent {

@@ -252,7 +252,13 @@ impl ScenarioFile {
     pub fn raw(dir: &Path, file_name: &str, text: &str) -> Self {
         let path = dir.join(file_name);
         fs::write(&path, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
-        Self { path, name: None }
+        // The top-level `name = "..."`, if the text has one, locates the artifacts.
+        let name = text
+            .lines()
+            .find_map(|l| l.strip_prefix("name = \""))
+            .and_then(|rest| rest.split('"').next())
+            .map(str::to_owned);
+        Self { path, name }
     }
 
     /// A `faultline run` of this file, with artifacts in `<file's dir>/artifacts`.
@@ -478,6 +484,7 @@ fn describe_outcome(outcome: &NodeOutcome) -> String {
         NodeOutcome::Exit(code) => format!("exit {code}"),
         NodeOutcome::Killed(signal) => format!("killed by {signal}"),
         NodeOutcome::RunningAtEnd => "running at end".into(),
+        NodeOutcome::DownAtEnd => "down at end".into(),
     }
 }
 

@@ -106,13 +106,21 @@ pub enum NodeOutcome {
     Killed(String),
     /// `running at end`: still running when the scenario's duration ended.
     RunningAtEnd,
+    /// `down at end`: crashed (or exited and awaiting its restart) when the
+    /// scenario's duration ended.
+    DownAtEnd,
 }
 
 impl NodeOutcome {
     /// Parses the text after `node NAME: `.
     pub fn parse(text: &str) -> Result<Self, String> {
+        // Notes such as "(crashed 3 time(s) by the fault plan)" follow the outcome.
+        let text = text.split(" (").next().unwrap_or(text);
         if text == "running at end" {
             return Ok(Self::RunningAtEnd);
+        }
+        if text == "down at end" {
+            return Ok(Self::DownAtEnd);
         }
         if let Some(code) = text.strip_prefix("exit ") {
             return code
@@ -128,9 +136,10 @@ impl NodeOutcome {
         Err(format!("unknown node outcome {text:?}"))
     }
 
-    /// Whether this outcome lets the seed pass: exit 0 or still running.
+    /// Whether this outcome lets the seed pass: exit 0, still running, or
+    /// down because the fault plan crashed it.
     pub fn passes(&self) -> bool {
-        matches!(self, Self::Exit(0) | Self::RunningAtEnd)
+        matches!(self, Self::Exit(0) | Self::RunningAtEnd | Self::DownAtEnd)
     }
 }
 
