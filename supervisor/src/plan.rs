@@ -37,6 +37,16 @@ pub enum FaultSpec {
         /// The nodes whose disks misbehave.
         nodes: Vec<String>,
     },
+    /// Writes to the nodes' disks fail with `errno` (ENOSPC or EIO) with this
+    /// probability.
+    WriteError {
+        /// Chance per write.
+        probability: f64,
+        /// ENOSPC (28) or EIO (5).
+        errno: i32,
+        /// The nodes whose disks misbehave.
+        nodes: Vec<String>,
+    },
     /// Random crashes: on average one every `every`, each node down for a
     /// seeded time in [min_down, max_down], at most `max_down_nodes` down at once.
     CrashRandom {
@@ -98,7 +108,7 @@ pub fn build(specs: &[FaultSpec], seed: u64, duration: u64) -> Vec<(u64, FaultEv
                 plan.push((*at, FaultEvent::Crash(node.clone())));
                 plan.push((at + down, FaultEvent::Restart(node.clone())));
             }
-            FaultSpec::FsyncError { .. } => {}
+            FaultSpec::FsyncError { .. } | FaultSpec::WriteError { .. } => {}
             FaultSpec::CrashRandom {
                 every,
                 min_down,

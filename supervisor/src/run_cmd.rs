@@ -134,10 +134,25 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
                 )
                 .map_err(|e| format!("disk of node {:?}: {e}", node.name))?;
                 for f in &sc.faults {
-                    if let FaultSpec::FsyncError { probability, nodes } = f {
-                        if nodes.contains(&node.name) {
-                            disk.config_mut().fsync_eio_probability = *probability;
+                    let cfg = disk.config_mut();
+                    match f {
+                        FaultSpec::FsyncError { probability, nodes }
+                            if nodes.contains(&node.name) =>
+                        {
+                            cfg.fsync_eio_probability = *probability;
                         }
+                        FaultSpec::WriteError {
+                            probability,
+                            errno,
+                            nodes,
+                        } if nodes.contains(&node.name) => {
+                            if *errno == libc::EIO {
+                                cfg.write_eio_probability = *probability;
+                            } else {
+                                cfg.write_enospc_probability = *probability;
+                            }
+                        }
+                        _ => {}
                     }
                 }
                 // The mount point must exist; in the node's private mount

@@ -66,6 +66,7 @@ struct Fault {
     max_down_nodes: Option<usize>,
     nodes: Option<Spanned<Vec<String>>>,
     probability: Option<f64>,
+    errno: Option<Spanned<String>>,
 }
 
 /// A node ready to launch.
@@ -326,6 +327,24 @@ fn fault_spec(ctx: &Ctx, f: &Fault, names: &[String]) -> Result<FaultSpec, Scena
                 nodes,
             })
         }
+        "write_error" => {
+            let Some(probability) = f.probability.filter(|p| (0.0..=1.0).contains(p)) else {
+                return Err(ctx.err(f.kind.span(), "a \"write_error\" fault needs field `probability` in [0, 1]".into()));
+            };
+            let errno = match f.errno.as_ref().map(|e| e.get_ref().as_str()) {
+                None | Some("ENOSPC") => libc::ENOSPC,
+                Some("EIO") => libc::EIO,
+                Some(other) => {
+                    let span = f.errno.as_ref().map_or(0..0, |e| e.span());
+                    return Err(ctx.err(span, format!("field `errno`: {other:?} is not \"ENOSPC\" or \"EIO\"")));
+                }
+            };
+            let nodes = match &f.nodes {
+                Some(list) => known("nodes", list)?,
+                None => names.to_vec(),
+            };
+            Ok(FaultSpec::WriteError { probability, errno, nodes })
+        }
         "fsync_error" => {
             let Some(probability) = f.probability.filter(|p| (0.0..=1.0).contains(p)) else {
                 return Err(ctx.err(f.kind.span(), "an \"fsync_error\" fault needs field `probability` in [0, 1]".into()));
@@ -338,7 +357,7 @@ fn fault_spec(ctx: &Ctx, f: &Fault, names: &[String]) -> Result<FaultSpec, Scena
         }
         other => Err(ctx.err(
             f.kind.span(),
-            format!("field `kind`: {other:?} is not supported (supported: \"partition\", \"crash\", \"fsync_error\")"),
+            format!("field `kind`: {other:?} is not supported (supported: \"partition\", \"crash\", \"fsync_error\", \"write_error\")"),
         )),
     }
 }

@@ -28,8 +28,8 @@ impl Server {
 
 /// Writes a kv scenario: one server with its WAL on `data_dir`, restarted
 /// when it exits (it stops itself after an fsync error), one client doing
-/// `puts` puts, crashes of the server about every 500 ms, and fsync EIO with
-/// probability `eio`.
+/// `puts` puts, crashes of the server about every 500 ms, and fsync EIO and
+/// write ENOSPC each with probability `eio`.
 fn kv_scenario(tag: &str, server: Server, bug: Option<&str>, puts: u32, eio: f64) -> ScenarioFile {
     let dir = scratch_dir(&format!("disk-{tag}"));
     let data = dir.join("mnt").join("kv");
@@ -58,6 +58,12 @@ nodes = ["kv"]
 
 [[fault]]
 kind = "fsync_error"
+probability = {eio}
+nodes = ["kv"]
+
+[[fault]]
+kind = "write_error"
+errno = "ENOSPC"
 probability = {eio}
 nodes = ["kv"]
 "#,
