@@ -66,6 +66,35 @@ A seed fails when a node exits non-zero or dies on a signal; nodes still\n\
 running at the end pass. Node output: DIR/<scenario>/<seed>/<node>.stdout/.stderr.\n\n\
 EXIT CODES: 0 every seed passed, 1 a seed failed, 2 bad input.")]
     Run(RunArgs),
+    /// Run a seed again from its artifact directory and check the run is identical.
+    #[command(
+        after_help = "EXAMPLE:\n  faultline replay runs/kv/5bc2d63b491424e2\n\n\
+The same check fails at the same virtual time and event; faultline compares\n\
+the trace hash with the one in report.json and says whether it matches.\n\n\
+EXIT CODES: 0 the seed passed, 1 it failed (as recorded), 2 bad input,\n\
+3 the replay differs from the recorded run."
+    )]
+    Replay(ReplayArgs),
+    /// Pin a seed as a regression: add it to the scenario's [[pinned]] list,
+    /// so every `faultline run` of the file runs it first.
+    #[command(after_help = "EXAMPLE:\n  faultline pin runs/kv/5bc2d63b491424e2\n\n\
+The fix-check loop: the pinned seed fails before the fix, passes after it,\n\
+and fails again if the fix is reverted.")]
+    Pin {
+        /// A seed's artifact directory (it holds report.json).
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+    },
+    /// Merge the summaries of sharded runs and report the combined verdict.
+    #[command(
+        after_help = "EXAMPLE:\n  faultline merge shard-0/runs shard-1/runs\n\n\
+Reads every <DIR>/<scenario>/summary*.json. EXIT CODES: 0 all passed, 1 a seed failed, 2 bad input."
+    )]
+    Merge {
+        /// Artifact directories of the shards.
+        #[arg(value_name = "DIR", required = true)]
+        dirs: Vec<std::path::PathBuf>,
+    },
 }
 
 /// Options of `faultline exec`.
@@ -161,7 +190,48 @@ pub struct RunArgs {
     #[arg(long, default_value = "runs", value_name = "DIR")]
     pub artifacts: std::path::PathBuf,
 
+    /// Run every seed even after one fails (default: stop at the first failure).
+    #[arg(long)]
+    pub keep_going: bool,
+
+    /// Run N seeds at a time, each in its own faultline process.
+    #[arg(short = 'j', long = "jobs", default_value_t = 1, value_name = "N")]
+    pub jobs: usize,
+
+    /// Run only slice I of N of the seeds (seeds whose index modulo N is I),
+    /// e.g. `--shard 0/4` on the first of four machines.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with = "shard_count")]
+    pub shard: Option<(u64, u64)>,
+
+    /// Like --shard, with I taken from $JOB_COMPLETION_INDEX (a Kubernetes
+    /// Indexed Job or a CI matrix).
+    #[arg(long, value_name = "N")]
+    pub shard_count: Option<u64>,
+
     /// Simulation settings.
+    #[command(flatten)]
+    pub sim: SimArgs,
+}
+
+/// Parses `I/N` with I < N.
+pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("shard {s:?}: expected I/N with 0 <= I < N, e.g. 0/4");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u64, u64) = (i.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// Options of `faultline replay`.
+#[derive(Debug, Args, Clone)]
+pub struct ReplayArgs {
+    /// A seed's artifact directory (it holds report.json).
+    #[arg(value_name = "DIR")]
+    pub dir: std::path::PathBuf,
+
+    /// Simulation settings (use the ones the seed ran with).
     #[command(flatten)]
     pub sim: SimArgs,
 }

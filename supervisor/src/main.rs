@@ -1,14 +1,19 @@
 //! faultline: deterministic simulation testing for unmodified binaries.
 
+mod artifacts;
 mod auxv;
+mod checks;
 mod cli;
 mod diskstate;
 mod duration;
 mod exec_cmd;
 mod fdprobe;
 mod launch;
+mod merge_cmd;
 mod netstate;
+mod parallel;
 mod plan;
+mod replay_cmd;
 mod run_cmd;
 mod scenario;
 mod seccomp;
@@ -29,6 +34,9 @@ fn main() {
     let code = match cli.command {
         cli::Command::Exec(args) => exec_cmd::run(&args),
         cli::Command::Run(args) => run_cmd::run(&args),
+        cli::Command::Replay(args) => replay_cmd::replay(&args),
+        cli::Command::Pin { dir } => replay_cmd::pin(&dir),
+        cli::Command::Merge { dirs } => merge_cmd::merge(&dirs),
     };
     std::process::exit(code);
 }

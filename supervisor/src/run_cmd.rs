@@ -6,13 +6,15 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
+use crate::artifacts::{self, Report};
+use crate::checks;
 use crate::cli::RunArgs;
 use crate::exec_cmd::config;
 use crate::launch::LaunchSpec;
 use crate::netstate::NetState;
 use crate::plan::FaultSpec;
 use crate::scenario::{self, Scenario};
-use crate::supervisor::{signal_name, Ending, Supervisor};
+use crate::supervisor::{Ending, Supervisor};
 use crate::trace::TraceLog;
 use crate::{seccomp, syscalls};
 
@@ -44,47 +46,143 @@ pub fn run(args: &RunArgs) -> i32 {
         eprintln!("faultline: error: {e}");
         return EXIT_BAD_INPUT;
     }
-    let seeds: Vec<u64> = match args.seed {
-        Some(s) => vec![s],
-        None => (0..args.seeds.unwrap_or(sc.seeds))
-            .map(|i| scenario::seed(&sc.name, i))
-            .collect(),
-    };
-    for (i, &seed) in seeds.iter().enumerate() {
-        match run_seed(&sc, args, seed) {
-            Ok(true) => {}
-            Ok(false) => {
-                eprintln!(
-                    "faultline: seed 0x{seed:016x} failed ({} of {} seeds run)",
-                    i + 1,
-                    seeds.len()
-                );
-                eprintln!(
-                    "faultline:   replay:    faultline run {} --seed 0x{seed:016x}",
-                    args.file.display()
-                );
-                eprintln!(
-                    "faultline:   artifacts: {}/",
-                    seed_dir(args, &sc, seed).display()
-                );
-                return EXIT_FAIL;
-            }
-            Err(e) => {
-                eprintln!("faultline: error: {e}");
-                return EXIT_BAD_INPUT;
-            }
+    let seeds = match seed_list(&sc, args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("faultline: error: {e}");
+            return EXIT_BAD_INPUT;
         }
+    };
+    let results = if args.jobs > 1 && seeds.len() > 1 {
+        crate::parallel::run_seeds(args, &seeds)
+    } else {
+        run_in_process(&sc, args, &seeds)
+    };
+    let results = match results {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("faultline: error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    if let Err(e) = write_summary(args, &sc, &results) {
+        eprintln!("faultline: error: {e}");
+        return EXIT_BAD_INPUT;
     }
-    eprintln!("faultline: {} seed(s) of {:?} passed", seeds.len(), sc.name);
-    EXIT_PASS
+    let failed: Vec<&SeedResult> = results.iter().filter(|r| !r.pass).collect();
+    if failed.is_empty() {
+        eprintln!(
+            "faultline: {} seed(s) of {:?} passed",
+            results.len(),
+            sc.name
+        );
+        return EXIT_PASS;
+    }
+    let list: Vec<String> = failed
+        .iter()
+        .map(|r| format!("0x{:016x}", r.seed))
+        .collect();
+    eprintln!(
+        "faultline: {} of {} seed(s) run failed: {}",
+        failed.len(),
+        results.len(),
+        list.join(" ")
+    );
+    EXIT_FAIL
 }
 
-fn seed_dir(args: &RunArgs, sc: &Scenario, seed: u64) -> PathBuf {
+/// The seeds to run: pinned ones first, then the scenario's own (derived
+/// from its name), or just --seed; --shard keeps every N-th.
+fn seed_list(sc: &Scenario, args: &RunArgs) -> Result<Vec<u64>, String> {
+    if let Some(s) = args.seed {
+        return Ok(vec![s]);
+    }
+    let mut seeds: Vec<u64> = sc.pinned.iter().map(|p| p.0).collect();
+    for i in 0..args.seeds.unwrap_or(sc.seeds) {
+        let s = scenario::seed(&sc.name, i);
+        if !seeds.contains(&s) {
+            seeds.push(s);
+        }
+    }
+    let shard = match (args.shard, args.shard_count) {
+        (Some(s), _) => Some(s),
+        (None, Some(n)) => {
+            let i: u64 = std::env::var("JOB_COMPLETION_INDEX")
+                .map_err(|_| "--shard-count needs $JOB_COMPLETION_INDEX".to_string())?
+                .parse()
+                .map_err(|_| "$JOB_COMPLETION_INDEX is not a number".to_string())?;
+            crate::cli::parse_shard(&format!("{i}/{n}")).map(Some)?
+        }
+        (None, None) => None,
+    };
+    Ok(match shard {
+        Some((i, n)) => seeds
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| *k as u64 % n == i)
+            .map(|(_, s)| s)
+            .collect(),
+        None => seeds,
+    })
+}
+
+/// Runs the seeds one after another in this process.
+fn run_in_process(sc: &Scenario, args: &RunArgs, seeds: &[u64]) -> Result<Vec<SeedResult>, String> {
+    let mut results = Vec::new();
+    for &seed in seeds {
+        if let Some(note) = sc.pinned.iter().find(|p| p.0 == seed).map(|p| &p.1) {
+            eprintln!("faultline: pinned seed 0x{seed:016x}: {note}");
+        }
+        let r = run_seed(sc, args, seed)?;
+        let stop = !r.pass && !args.keep_going;
+        results.push(r);
+        if stop {
+            break;
+        }
+    }
+    Ok(results)
+}
+
+/// One shard's (or one run's) verdicts, for `faultline merge`.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Summary {
+    /// Artifact format version.
+    pub format: u32,
+    /// The scenario.
+    pub scenario: String,
+    /// Every seed run, in order.
+    pub seeds: Vec<SeedResult>,
+}
+
+/// Writes `<artifacts>/<scenario>/summary[-shard-I-of-N].json`.
+fn write_summary(args: &RunArgs, sc: &Scenario, results: &[SeedResult]) -> Result<(), String> {
+    let dir = args.artifacts.join(&sc.name);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let name = match (
+        args.shard,
+        args.shard_count,
+        std::env::var("JOB_COMPLETION_INDEX"),
+    ) {
+        (Some((i, n)), _, _) => format!("summary-shard-{i}-of-{n}.json"),
+        (None, Some(n), Ok(i)) => format!("summary-shard-{i}-of-{n}.json"),
+        _ => "summary.json".to_string(),
+    };
+    let summary = Summary {
+        format: artifacts::FORMAT,
+        scenario: sc.name.clone(),
+        seeds: results.to_vec(),
+    };
+    let text = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join(&name), text + "\n")
+        .map_err(|e| format!("{}/{name}: {e}", dir.display()))
+}
+
+pub fn seed_dir(args: &RunArgs, sc: &Scenario, seed: u64) -> PathBuf {
     args.artifacts.join(&sc.name).join(format!("{seed:016x}"))
 }
 
-/// Runs one seed; true if every node passed.
-fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
+/// Runs one seed into its artifact directory.
+pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, String> {
     let dir = seed_dir(args, sc, seed);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -99,6 +197,9 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
     let plan = crate::plan::build(&sc.faults, seed, sc.duration_ns);
     let mut sup = Supervisor::new(cfg, trace, net, plan);
     let mut outputs = Vec::new();
+    // Workload clients append their key-value operations here ({history} or
+    // $FAULTLINE_HISTORY); the linearizability check reads it.
+    let history = dir.join("history.jsonl");
     for node in &sc.nodes {
         // `{node_dir}` in a node's arguments or environment is a fresh,
         // empty directory of this seed (a data directory, say).
@@ -109,13 +210,17 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
             .map_err(|e| e.to_string())?
             .display()
             .to_string();
-        let expand = |s: &String| s.replace("{node_dir}", &node_dir);
+        let expand = |s: &String| {
+            s.replace("{node_dir}", &node_dir)
+                .replace("{history}", &history.display().to_string())
+        };
         let out = create(format!("{}.stdout", node.name))?;
         let err = create(format!("{}.stderr", node.name))?;
         let mut env: Vec<(String, String)> = BASE_ENV
             .iter()
             .map(|&(k, v)| (k.into(), v.into()))
             .collect();
+        env.push(("FAULTLINE_HISTORY".into(), history.display().to_string()));
         env.extend(node.env.iter().map(|(k, v)| (k.clone(), expand(v))));
         let spec = LaunchSpec {
             program: node.program.display().to_string(),
@@ -179,51 +284,79 @@ fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<bool, String> {
     }
     let outcome = sup.run();
     drop(outputs);
-    let mut pass = true;
-    let mut lines = Vec::new();
-    for root in &outcome.roots {
-        let (ok, mut what) = match root.status {
-            _ if root.down => (true, "down at end (crashed by the fault plan)".to_string()),
-            None => (true, "running at end".to_string()),
-            Some(st) if libc::WIFSIGNALED(st) => (
-                false,
-                format!("killed by {}", signal_name(libc::WTERMSIG(st))),
-            ),
-            Some(st) => {
-                let code = libc::WEXITSTATUS(st);
-                (code == 0, format!("exit {code}"))
-            }
-        };
+    let failure = checks::node_exits(&outcome, &dir)
+        .or_else(|| checks::stderr_patterns(&outcome, &dir, &sc.stderr_patterns))
+        .or_else(|| checks::linearizable(&history))
+        .or_else(|| checks::checker(&sc.checker, &dir, &outcome));
+    let report = Report {
+        format: artifacts::FORMAT,
+        scenario: &sc.name,
+        file: args.file.display().to_string(),
+        seed: format!("0x{seed:016x}"),
+        pass: failure.is_none(),
+        vtime_ns: outcome.vtime,
+        events: outcome.events,
+        trace_hash: format!("0x{:016x}", outcome.hash),
+        nodes: artifacts::node_reports(&outcome),
+        failure,
+        replay: format!("faultline replay {}", dir.display()),
+    };
+    artifacts::write(&dir, &report, &outcome).map_err(|e| format!("{}: {e}", dir.display()))?;
+    eprintln!(
+        "faultline: seed=0x{seed:016x} {} vtime={:.6}s events={} trace-hash=0x{:016x}",
+        if report.pass { "PASS" } else { "FAIL" },
+        outcome.vtime as f64 / 1e9,
+        outcome.events,
+        outcome.hash
+    );
+    for (root, node) in outcome.roots.iter().zip(&report.nodes) {
+        let mut notes = String::new();
         if root.crashes > 0 {
-            what.push_str(&format!(
+            notes.push_str(&format!(
                 " (crashed {} time(s) by the fault plan)",
                 root.crashes
             ));
         }
         if root.restarts > 0 {
-            what.push_str(&format!(
+            notes.push_str(&format!(
                 " (exited and was restarted {} time(s))",
                 root.restarts
             ));
         }
-        pass &= ok;
-        lines.push(format!("faultline:   node {}: {what}", root.name));
+        eprintln!("faultline:   node {}: {}{notes}", node.name, node.outcome);
     }
     if let Ending::Deadlock(_) = outcome.ending {
-        lines.push(format!(
+        eprintln!(
             "faultline:   every node idle from t={:.6}s with nothing pending",
             outcome.vtime as f64 / 1e9
-        ));
+        );
     }
-    eprintln!(
-        "faultline: seed=0x{seed:016x} {} vtime={:.6}s events={} trace-hash=0x{:016x}",
-        if pass { "PASS" } else { "FAIL" },
-        outcome.vtime as f64 / 1e9,
-        outcome.events,
-        outcome.hash
-    );
-    for l in lines {
-        eprintln!("{l}");
+    if let Some(f) = &report.failure {
+        eprintln!(
+            "faultline: FAIL seed=0x{seed:016x}  check {:?} at t={:.9}s ({} {})",
+            f.check,
+            f.t_ns as f64 / 1e9,
+            f.unit,
+            f.event
+        );
+        eprintln!("faultline:   {}", f.message);
+        eprintln!("faultline:   replay:    faultline replay {}", dir.display());
+        eprintln!("faultline:   artifacts: {}/", dir.display());
     }
-    Ok(pass)
+    Ok(SeedResult {
+        seed,
+        pass: report.pass,
+        hash: outcome.hash,
+    })
+}
+
+/// What one seed gave.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct SeedResult {
+    /// The seed.
+    pub seed: u64,
+    /// Every check passed.
+    pub pass: bool,
+    /// The trace hash.
+    pub hash: u64,
 }

@@ -26,6 +26,25 @@ struct File {
     nodes: Vec<Node>,
     #[serde(rename = "fault", default)]
     faults: Vec<Fault>,
+    #[serde(default)]
+    check: CheckSection,
+    #[serde(rename = "pinned", default)]
+    pinned: Vec<Pinned>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CheckSection {
+    stderr_patterns: Option<Vec<String>>,
+    command: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Pinned {
+    seed: Spanned<String>,
+    #[serde(default)]
+    note: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -102,6 +121,12 @@ pub struct Scenario {
     pub nodes: Vec<NodeSpec>,
     /// The fault plan's entries (turned into events per seed).
     pub faults: Vec<FaultSpec>,
+    /// stderr substrings that fail a seed.
+    pub stderr_patterns: Vec<String>,
+    /// A checker command run on each seed's artifacts (empty: none).
+    pub checker: Vec<String>,
+    /// Seeds pinned as regressions, with their notes: they run first, every time.
+    pub pinned: Vec<(u64, String)>,
 }
 
 /// Where in the file something went wrong, and what.
@@ -230,7 +255,25 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         .iter()
         .map(|f| fault_spec(&ctx, f, &names))
         .collect::<Result<Vec<_>, _>>()?;
+    let pinned = raw
+        .pinned
+        .iter()
+        .map(|p| {
+            crate::cli::parse_seed(p.seed.get_ref())
+                .map(|s| (s, p.note.clone()))
+                .map_err(|e| ctx.err(p.seed.span(), format!("field `seed` of [[pinned]]: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let stderr_patterns = raw.check.stderr_patterns.clone().unwrap_or_else(|| {
+        crate::checks::DEFAULT_STDERR_PATTERNS
+            .iter()
+            .map(|p| p.to_string())
+            .collect()
+    });
     Ok(Scenario {
+        stderr_patterns,
+        checker: raw.check.command.clone().unwrap_or_default(),
+        pinned,
         name: raw.name.into_inner(),
         duration_ns,
         seeds: raw.seeds.unwrap_or(1),

@@ -80,6 +80,10 @@ pub struct Outcome {
     pub lines: Vec<String>,
     /// Every launched program and how it ended (`None`: still running).
     pub roots: Vec<Root>,
+    /// The faults that happened.
+    pub faults: Vec<FaultRecord>,
+    /// Every network message (for the timeline).
+    pub messages: Vec<vnet::NetEvent>,
 }
 
 /// The state of one run.
@@ -105,6 +109,8 @@ pub struct Supervisor {
     pub(crate) disks: Disks,
     /// The fault plan: events at virtual times, in time order.
     plan: Vec<(u64, FaultEvent)>,
+    /// The faults that happened, for faults.json and the timeline.
+    fault_log: Vec<FaultRecord>,
     early_stops: HashSet<i32>,
     pub(crate) signal_checks: BTreeSet<i32>,
     /// Signals due at virtual times: alarm/setitimer, and `--signal-at`.
@@ -139,6 +145,23 @@ pub struct Root {
     pub restart_on_exit: Option<u64>,
     /// How often it exited by itself and was restarted.
     pub restarts: u32,
+    /// When (virtual ns, trace event) its last incarnation exited.
+    pub exited_at: Option<(u64, u64)>,
+}
+
+/// A fault that happened (an entry of faults.json).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FaultRecord {
+    /// Virtual ns.
+    pub t: u64,
+    /// The trace event number that records it.
+    pub event: u64,
+    /// crash, restart, disk_crash, partition, heal.
+    pub kind: String,
+    /// The node (or the isolated nodes, comma-separated).
+    pub node: String,
+    /// What happened, in words.
+    pub detail: String,
 }
 
 /// What the running thread did before the scheduler may pick again.
@@ -180,6 +203,7 @@ impl Supervisor {
             net,
             disks: Disks::default(),
             plan,
+            fault_log: Vec::new(),
             early_stops: HashSet::new(),
             signal_checks: BTreeSet::new(),
             signal_timers: Vec::new(),
@@ -207,6 +231,7 @@ impl Supervisor {
             crashes: 0,
             restart_on_exit: None,
             restarts: 0,
+            exited_at: None,
         });
         self.start_root(self.roots.len() - 1)?;
         if self.roots.len() == 1 {
@@ -282,8 +307,12 @@ impl Supervisor {
             .map(|p| p.pid)
             .collect();
         victims.sort_unstable();
-        self.trace
-            .record(self.clock.now(), 0, "crash", &[victims.len() as i64], name);
+        self.fault(
+            "crash",
+            name,
+            &[victims.len() as i64],
+            format!("{} process(es) killed", victims.len()),
+        );
         self.roots[i].down = true;
         self.roots[i].crashes += 1;
         self.net.net.crash_host(host, self.clock.now());
@@ -307,8 +336,8 @@ impl Supervisor {
                     let torn = report.files.iter().filter(|f| f.torn.is_some()).count();
                     let reverted = report.dir_ops.iter().filter(|o| !o.survived).count();
                     let args = [lost as i64, torn as i64, reverted as i64];
-                    self.trace
-                        .record(self.clock.now(), 0, "disk_crash", &args, name);
+                    let detail = format!("{lost} unsynced change(s) lost, {torn} torn write(s), {reverted} directory operation(s) reverted");
+                    self.fault("disk_crash", name, &args, detail);
                 }
                 Err(e) => eprintln!("faultline: internal error: crash of {name}'s disk: {e}"),
             }
@@ -322,7 +351,7 @@ impl Supervisor {
             return Ok(());
         };
         self.roots[i].down = false;
-        self.trace.record(self.clock.now(), 0, "restart", &[], name);
+        self.fault("restart", name, &[], String::new());
         self.start_root(i)
     }
 
@@ -469,6 +498,8 @@ impl Supervisor {
         let _ = self.trace.finish();
         Outcome {
             roots: self.roots.clone(),
+            faults: std::mem::take(&mut self.fault_log),
+            messages: self.net.net.drain_events(),
             ending,
             vtime: self.clock.now(),
             events: self.trace.count(),
@@ -511,6 +542,19 @@ impl Supervisor {
             .min()
     }
 
+    /// Records a fault in the trace and in the fault log (faults.json).
+    fn fault(&mut self, kind: &str, node: &str, args: &[i64], detail: String) {
+        let t = self.clock.now();
+        self.trace.record(t, 0, kind, args, node);
+        self.fault_log.push(FaultRecord {
+            t,
+            event: self.trace.count(),
+            kind: kind.to_string(),
+            node: node.to_string(),
+            detail,
+        });
+    }
+
     /// Applies the planned faults whose time has come.
     fn apply_faults(&mut self) -> Result<(), launch::LaunchError> {
         let now = self.clock.now();
@@ -528,12 +572,17 @@ impl Supervisor {
                     };
                     let (cut, rest) = (ids(true), ids(false));
                     self.net.net.partition(&cut, &rest, one_way);
-                    self.trace
-                        .record(now, 0, "partition", &[cut.len() as i64], &isolate.join(","));
+                    let how = if one_way { "one way" } else { "both ways" };
+                    self.fault(
+                        "partition",
+                        &isolate.join(","),
+                        &[cut.len() as i64],
+                        format!("cut off from the rest, {how}"),
+                    );
                 }
                 FaultEvent::Heal => {
                     self.net.net.heal();
-                    self.trace.record(now, 0, "heal", &[], "");
+                    self.fault("heal", "", &[], "every link restored".into());
                 }
                 FaultEvent::Crash(node) => self.crash_node(&node)?,
                 FaultEvent::Restart(node) => self.restart_node(&node)?,
@@ -973,8 +1022,10 @@ impl Supervisor {
         if let Some(parent_tid) = p.vfork_parent {
             self.wake_vfork_parent(parent_tid);
         }
+        let when = (self.clock.now(), self.trace.count());
         if let Some(root) = self.roots.iter_mut().find(|r| r.pid == pid) {
             root.status = Some(status);
+            root.exited_at = Some(when);
             if let (Some(delay), false) = (root.restart_on_exit, root.down) {
                 // Like a service manager: bring it back on the same disk.
                 root.down = true;

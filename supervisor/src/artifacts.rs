@@ -1,0 +1,158 @@
+//! A seed's artifact directory (format 1): report.json, faults.json,
+//! net.jsonl and timeline.txt, written next to the trace and the nodes'
+//! output. Everything a bug report needs, readable without faultline.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::checks::Failure;
+use crate::supervisor::{signal_name, Outcome, Root};
+
+/// Version of the artifact formats.
+pub const FORMAT: u32 = 1;
+
+/// report.json.
+#[derive(Serialize)]
+pub struct Report<'a> {
+    /// Artifact format version.
+    pub format: u32,
+    /// Scenario name.
+    pub scenario: &'a str,
+    /// The scenario file, as given.
+    pub file: String,
+    /// The seed, 0x-hex.
+    pub seed: String,
+    /// Whether every check passed.
+    pub pass: bool,
+    /// Virtual ns the seed ran.
+    pub vtime_ns: u64,
+    /// Trace events.
+    pub events: u64,
+    /// The trace hash, 0x-hex.
+    pub trace_hash: String,
+    /// The nodes in host order (host i has address 127.77.0.(i+1)).
+    pub nodes: Vec<NodeReport>,
+    /// The first failing check.
+    pub failure: Option<Failure>,
+    /// The command that runs this seed again.
+    pub replay: String,
+}
+
+/// One node in report.json.
+#[derive(Serialize)]
+pub struct NodeReport {
+    /// Node (host) name.
+    pub name: String,
+    /// Its address.
+    pub address: String,
+    /// How it ended, in words.
+    pub outcome: String,
+    /// Crashes by the fault plan.
+    pub crashes: u32,
+    /// Restarts after exiting by itself.
+    pub restarts: u32,
+}
+
+/// How a node ended, in words.
+pub fn outcome_words(r: &Root) -> String {
+    match r.status {
+        _ if r.down => "down at end (crashed by the fault plan)".into(),
+        None => "running at end".into(),
+        Some(st) if libc::WIFSIGNALED(st) => {
+            format!("killed by {}", signal_name(libc::WTERMSIG(st)))
+        }
+        Some(st) => format!("exit {}", libc::WEXITSTATUS(st)),
+    }
+}
+
+/// Builds report.json's node list.
+pub fn node_reports(outcome: &Outcome) -> Vec<NodeReport> {
+    outcome
+        .roots
+        .iter()
+        .enumerate()
+        .map(|(i, r)| NodeReport {
+            name: r.name.clone(),
+            address: format!("127.77.0.{}", i + 1),
+            outcome: outcome_words(r),
+            crashes: r.crashes,
+            restarts: r.restarts,
+        })
+        .collect()
+}
+
+/// Writes report.json, faults.json, net.jsonl and timeline.txt into `dir`.
+pub fn write(dir: &Path, report: &Report, outcome: &Outcome) -> std::io::Result<()> {
+    std::fs::write(dir.join("report.json"), pretty(report)? + "\n")?;
+    std::fs::write(dir.join("faults.json"), pretty(&outcome.faults)? + "\n")?;
+    let mut net = String::new();
+    for m in &outcome.messages {
+        net.push_str(&serde_json::to_string(m).map_err(std::io::Error::other)?);
+        net.push('\n');
+    }
+    std::fs::write(dir.join("net.jsonl"), net)?;
+    std::fs::write(dir.join("timeline.txt"), timeline_text(report, outcome))
+}
+
+/// timeline.txt: the faults, node exits and the failure in time order.
+fn timeline_text(report: &Report, outcome: &Outcome) -> String {
+    let mut rows: Vec<(u64, u64, String)> = outcome
+        .faults
+        .iter()
+        .map(|f| {
+            (
+                f.t,
+                f.event,
+                format!("{:<10} {:<12} {}", f.node, f.kind, f.detail),
+            )
+        })
+        .collect();
+    for r in &outcome.roots {
+        if let Some((t, event)) = r.exited_at {
+            rows.push((
+                t,
+                event,
+                format!("{:<10} {:<12} {}", r.name, "exit", outcome_words(r)),
+            ));
+        }
+    }
+    if let Some(f) = &report.failure {
+        rows.push((
+            f.t_ns,
+            u64::MAX,
+            format!(
+                "{:<10} {:<12} check {:?}: {}",
+                "-", "FAIL", f.check, f.message
+            ),
+        ));
+    }
+    rows.sort_by_key(|r| (r.0, r.1));
+    let mut out = format!(
+        "# faultline timeline: scenario {:?} seed {} ({})\n",
+        report.scenario,
+        report.seed,
+        if report.pass { "PASS" } else { "FAIL" }
+    );
+    for (t, event, text) in rows {
+        let ev = if event == u64::MAX {
+            "-".to_string()
+        } else {
+            event.to_string()
+        };
+        let _ = writeln!(out, "t={:>14.9}s  event {:>7}  {text}", t as f64 / 1e9, ev);
+    }
+    let _ = writeln!(
+        out,
+        "end t={:.9}s after {} events",
+        outcome.vtime as f64 / 1e9,
+        outcome.events
+    );
+    out
+}
+
+/// Pretty JSON of an artifact.
+fn pretty<T: Serialize>(v: &T) -> std::io::Result<String> {
+    serde_json::to_string_pretty(v).map_err(std::io::Error::other)
+}

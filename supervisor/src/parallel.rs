@@ -1,0 +1,97 @@
+//! `faultline run -j N`: seeds in parallel, each in its own faultline process
+//! (one supervisor per process: a supervisor reaps with waitpid(-1), so two
+//! cannot share one). Each seed's report is printed whole, in seed order.
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command, Stdio};
+
+use crate::cli::{RunArgs, SimArgs};
+use crate::run_cmd::SeedResult;
+
+/// The flags that make a child simulate the same machine as this run.
+fn sim_flags(sim: &SimArgs) -> Vec<String> {
+    let mut flags = vec![
+        "--epoch".to_string(),
+        sim.epoch.clone(),
+        "--cpus".into(),
+        sim.cpus.to_string(),
+        "--step-cost".into(),
+        sim.step_cost.clone(),
+        "--spin-limit".into(),
+        sim.spin_limit.clone(),
+    ];
+    if sim.no_pin {
+        flags.push("--no-pin".into());
+    }
+    flags
+}
+
+fn spawn(args: &RunArgs, seed: u64) -> Result<Child, String> {
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find the faultline binary: {e}"))?;
+    Command::new(exe)
+        .arg("run")
+        .arg(&args.file)
+        .arg("--seed")
+        .arg(format!("0x{seed:016x}"))
+        .arg("--artifacts")
+        .arg(&args.artifacts)
+        .args(sim_flags(&args.sim))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start a faultline child: {e}"))
+}
+
+/// Runs `seeds` with at most `args.jobs` at a time; stops starting new ones
+/// after a failure unless --keep-going.
+pub fn run_seeds(args: &RunArgs, seeds: &[u64]) -> Result<Vec<SeedResult>, String> {
+    let mut queue = seeds.iter().copied().enumerate();
+    let mut running: Vec<(usize, u64, Child)> = Vec::new();
+    let mut done: BTreeMap<usize, (SeedResult, Vec<u8>)> = BTreeMap::new();
+    let mut printed = 0;
+    let mut failed = false;
+    loop {
+        while (args.keep_going || !failed) && running.len() < args.jobs {
+            let Some((i, seed)) = queue.next() else { break };
+            running.push((i, seed, spawn(args, seed)?));
+        }
+        if running.is_empty() {
+            break;
+        }
+        let (i, seed, child) = running.remove(0);
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        match out.status.code() {
+            Some(0) | Some(1) => {}
+            _ => {
+                return Err(format!(
+                    "seed 0x{seed:016x}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ))
+            }
+        }
+        let pass = out.status.code() == Some(0);
+        failed |= !pass;
+        let hash = recorded_hash(args, seed).unwrap_or(0);
+        done.insert(i, (SeedResult { seed, pass, hash }, out.stderr));
+        // Print finished seeds in order.
+        while let Some((_, stderr)) = done.get(&printed) {
+            eprint!("{}", String::from_utf8_lossy(stderr));
+            printed += 1;
+        }
+    }
+    for (_, stderr) in done.range(printed..) {
+        eprint!("{}", String::from_utf8_lossy(&stderr.1));
+    }
+    Ok(done.into_values().map(|(r, _)| r).collect())
+}
+
+/// The trace hash a child recorded in its seed's report.json.
+fn recorded_hash(args: &RunArgs, seed: u64) -> Option<u64> {
+    let sc = crate::scenario::load(&args.file).ok()?;
+    let dir = crate::run_cmd::seed_dir(args, &sc, seed);
+    let text = std::fs::read_to_string(dir.join("report.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    crate::cli::parse_seed(v.get("trace_hash")?.as_str()?).ok()
+}
