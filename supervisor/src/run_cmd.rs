@@ -332,16 +332,17 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
         );
     }
     if let Some(f) = &report.failure {
+        // The bug report block, in the format people paste into issues.
         eprintln!(
-            "faultline: FAIL seed=0x{seed:016x}  check {:?} at t={:.9}s ({} {})",
+            "FAIL seed=0x{seed:016x}  check {:?} at t={:.9}s ({} {})",
             f.check,
             f.t_ns as f64 / 1e9,
             f.unit,
             f.event
         );
-        eprintln!("faultline:   {}", f.message);
-        eprintln!("faultline:   replay:    faultline replay {}", dir.display());
-        eprintln!("faultline:   artifacts: {}/", dir.display());
+        eprintln!("  {}", f.message);
+        eprintln!("  replay:    faultline replay {}", dir.display());
+        eprintln!("  artifacts: {}/", dir.display());
     }
     Ok(SeedResult {
         seed,

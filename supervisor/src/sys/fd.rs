@@ -65,7 +65,9 @@ impl Supervisor {
             _ if c.a[0] != c.a[1] => vec![c.a[1] as i32],
             _ => Vec::new(),
         };
-        targs.extend(c.a[..2].iter().map(|&a| a as i32 as i64));
+        // close takes one argument; the second register is leftover data.
+        let used = if c.nr == libc::SYS_close { 1 } else { 2 };
+        targs.extend(c.a[..used].iter().map(|&a| a as i32 as i64));
         let now = self.clock.now();
         for fd in closed {
             let kind = self.procs.get_mut(&c.pid).expect("process").fds.remove(&fd);

@@ -1,0 +1,306 @@
+//! The scenario runner's bug-report loop (issue 5): checks beyond node exits
+//! (stderr patterns, the linearizability of a recorded history, a checker
+//! command), the artifact files, `faultline replay`, `faultline pin` and the
+//! fix-check loop, parallel seeds, and shards merged with `faultline merge`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use faultline_e2e::exec::{run_command, DEFAULT_TIMEOUT};
+use faultline_e2e::paths::{faultline_bin, scratch_dir, workspace_root};
+use faultline_e2e::{Run, ScenarioFile, ScenarioRun};
+
+/// The first stderr line of `run` containing `needle`, if any.
+fn any_line<'a>(run: &'a Run, needle: &str) -> Option<&'a str> {
+    run.stderr.lines().find(|l| l.contains(needle))
+}
+
+/// Runs a faultline verb with arguments.
+fn faultline(args: &[&str]) -> Run {
+    let mut c = Command::new(faultline_bin());
+    c.args(args);
+    run_command(c, DEFAULT_TIMEOUT)
+}
+
+/// A one-node scenario running `sh -c SCRIPT`, plus extra TOML.
+fn sh_scenario(tag: &str, script: &str, extra: &str) -> ScenarioFile {
+    let dir = scratch_dir(&format!("runner-{tag}"));
+    let text = format!(
+        "name = \"runner-{tag}\"\nduration = \"5s\"\n\n[[node]]\nname = \"n\"\ncommand = [\"/bin/sh\", \"-c\", {script:?}]\n{extra}"
+    );
+    ScenarioFile::raw(&dir, "s.toml", &text)
+}
+
+/// The kv scenario with the no-dir-fsync bug (or without), as in disk.rs.
+fn kv_text(name: &str, dir: &Path, bug: bool) -> String {
+    let data = dir.join("mnt").join("kv");
+    let bug = if bug {
+        r#", "--bug", "no-dir-fsync""#
+    } else {
+        ""
+    };
+    format!(
+        r#"name = "{name}"
+duration = "30s"
+
+[[node]]
+name = "kv"
+data_dir = "{data}"
+command = ["{server}", "--listen", "0.0.0.0:7000", "--data", "{data}"{bug}]
+restart_on_exit = true
+
+[[node]]
+name = "client"
+command = ["{client}", "--server", "kv:7000", "--puts", "60"]
+
+[[fault]]
+kind = "crash"
+every = "500ms"
+min_down = "10ms"
+max_down = "50ms"
+nodes = ["kv"]
+"#,
+        data = data.display(),
+        server = workspace_root().join("target/release/kvserver").display(),
+        client = workspace_root().join("target/release/kvclient").display(),
+    )
+}
+
+/// The artifact directory of the first failing seed of a run.
+#[track_caller]
+fn failing_dir(run: &ScenarioRun) -> PathBuf {
+    let failed = run
+        .reports()
+        .into_iter()
+        .find(|r| !r.pass)
+        .unwrap_or_else(|| panic!("no FAIL verdict\n{run}"));
+    run.seed_dir(failed.seed)
+}
+
+#[test]
+fn stderr_pattern_fails_the_seed_and_names_it() {
+    let run = sh_scenario("panic", "echo 'panic: boom' >&2; exit 0", "")
+        .runner()
+        .seed(1)
+        .run();
+    run.expect_code(1);
+    let line = any_line(&run.run, "check \"stderr pattern\"").unwrap_or_else(|| panic!("\n{run}"));
+    assert!(
+        line.contains("FAIL seed=0x0000000000000001"),
+        "{line}\n{run}"
+    );
+    assert!(any_line(&run.run, "panic: boom").is_some(), "\n{run}");
+}
+
+#[test]
+fn non_linearizable_history_fails_with_the_explanation() {
+    // A put acknowledged at 1s, then a get at 2s that does not see it.
+    let script = r#"printf '%s\n' '{"process":1,"op":"put","key":"k1","value":"v1","invoke":1000,"complete":1000000000,"outcome":"ok"}' '{"process":2,"op":"get","key":"k1","value":null,"invoke":2000000000,"complete":2000000100,"outcome":"ok"}' >> "$FAULTLINE_HISTORY""#;
+    let run = sh_scenario("lin", script, "").runner().seed(2).run();
+    run.expect_code(1);
+    let line = any_line(&run.run, "check \"linearizable\"").unwrap_or_else(|| panic!("\n{run}"));
+    assert!(line.contains("at t="), "{line}");
+    assert!(
+        any_line(&run.run, "k1").is_some(),
+        "the explanation names the key\n{run}"
+    );
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(failing_dir(&run).join("report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["failure"]["check"], "linearizable", "{report}");
+    assert_eq!(report["format"], 1);
+}
+
+#[test]
+fn linearizable_history_passes() {
+    let script = r#"printf '%s\n' '{"process":1,"op":"put","key":"k1","value":"v1","invoke":1000,"complete":1000000000,"outcome":"ok"}' '{"process":2,"op":"get","key":"k1","value":"v1","invoke":2000000000,"complete":2000000100,"outcome":"ok"}' >> "$FAULTLINE_HISTORY""#;
+    sh_scenario("lin-ok", script, "")
+        .runner()
+        .seed(3)
+        .run()
+        .expect_pass();
+}
+
+#[test]
+fn checker_command_fails_the_seed_with_its_output() {
+    let extra = "\n[check]\ncommand = [\"/bin/sh\", \"-c\", \"grep -q expected \\\"$FAULTLINE_ARTIFACTS/n.stdout\\\" || { echo 'n did not print expected'; exit 1; }\"]\n";
+    let bad = sh_scenario("checker-bad", "echo other", extra)
+        .runner()
+        .seed(4)
+        .run();
+    bad.expect_code(1);
+    assert!(
+        any_line(&bad.run, "n did not print expected").is_some(),
+        "\n{bad}"
+    );
+    sh_scenario("checker-ok", "echo expected", extra)
+        .runner()
+        .seed(4)
+        .run()
+        .expect_pass();
+}
+
+#[test]
+fn artifacts_hold_report_faults_net_and_timeline() {
+    let dir = scratch_dir("runner-artifacts");
+    let file = ScenarioFile::raw(&dir, "kv.toml", &kv_text("runner-artifacts", &dir, true));
+    let run = file.runner().seeds(5).run();
+    let seed_dir = failing_dir(&run);
+    for f in [
+        "report.json",
+        "faults.json",
+        "net.jsonl",
+        "timeline.txt",
+        "trace.jsonl",
+        "client.stdout",
+        "kv.stderr",
+    ] {
+        assert!(
+            seed_dir.join(f).is_file(),
+            "missing {f} in {}",
+            seed_dir.display()
+        );
+    }
+    let faults: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(seed_dir.join("faults.json")).unwrap())
+            .unwrap();
+    assert!(
+        faults
+            .as_array()
+            .is_some_and(|f| f.iter().any(|x| x["kind"] == "crash")),
+        "{faults}"
+    );
+    let timeline = std::fs::read_to_string(seed_dir.join("timeline.txt")).unwrap();
+    assert!(
+        timeline.contains("crash") && timeline.contains("FAIL"),
+        "{timeline}"
+    );
+    let net = std::fs::read_to_string(seed_dir.join("net.jsonl")).unwrap();
+    let first: serde_json::Value =
+        serde_json::from_str(net.lines().next().expect("messages")).unwrap();
+    assert!(
+        first.get("sent_at").is_some() && first.get("kind").is_some(),
+        "{first}"
+    );
+}
+
+/// Fails, replays identically, pins, and the pinned seed then follows the
+/// fix: passes with the bug switched off, fails again with it back on.
+#[test]
+fn replay_pin_and_the_fix_check_loop() {
+    let dir = scratch_dir("runner-pin");
+    let path = dir.join("kv.toml");
+    let file = ScenarioFile::raw(&dir, "kv.toml", &kv_text("runner-pin", &dir, true));
+    let run = file.runner().seeds(5).run();
+    run.expect_code(1);
+    let seed_dir = failing_dir(&run);
+    let check_line = any_line(&run.run, "check \"node exit\" at t=")
+        .expect("failure line")
+        .to_string();
+    let at = check_line
+        .split("check")
+        .nth(1)
+        .expect("check part")
+        .to_string();
+
+    let replay = faultline(&["replay", seed_dir.to_str().unwrap()]);
+    replay.expect_code(1);
+    let said = any_line(&replay, "replay identical").unwrap_or_else(|| panic!("\n{replay}"));
+    assert!(said.contains("fails at t="), "{said}");
+    assert!(
+        any_line(&replay, &at).is_some(),
+        "the replay's failure differs from {at:?}\n{replay}"
+    );
+
+    faultline(&["pin", seed_dir.to_str().unwrap()]).expect_code(0);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("[[pinned]]"), "{text}");
+    let seed = seed_dir.file_name().unwrap().to_str().unwrap().to_string();
+
+    // The fix: the same file without the bug switch; the pinned seed runs first and passes.
+    std::fs::write(&path, text.replace(r#", "--bug", "no-dir-fsync""#, "")).unwrap();
+    let fixed = ScenarioFile::raw(&dir, "kv.toml", &std::fs::read_to_string(&path).unwrap())
+        .runner()
+        .seeds(1)
+        .run();
+    fixed.expect_pass();
+    assert!(
+        any_line(&fixed.run, &format!("pinned seed 0x{seed}")).is_some(),
+        "\n{fixed}"
+    );
+    // Reverting the fix: the pinned seed fails again.
+    let reverted = ScenarioFile::raw(&dir, "kv.toml", &text)
+        .runner()
+        .seeds(1)
+        .run();
+    reverted.expect_code(1);
+    assert_eq!(
+        reverted.reports()[0].seed,
+        u64::from_str_radix(&seed, 16).unwrap(),
+        "\n{reverted}"
+    );
+}
+
+/// -j runs the same seeds to the same verdicts and hashes; shards cover the
+/// seeds between them and merge into one verdict. (The artifact directories
+/// have names of one length: their path is in every node's environment, as
+/// $FAULTLINE_HISTORY, and the environment's size moves the stack.)
+#[test]
+fn parallel_seeds_and_shards_agree_with_one_run() {
+    let dir = scratch_dir("runner-parallel");
+    let file = ScenarioFile::raw(&dir, "kv.toml", &kv_text("runner-parallel", &dir, false));
+    let serial = file.runner().seeds(4).artifacts(dir.join("run-a")).run();
+    serial.expect_pass();
+    let mut parallel_cmd = file
+        .runner()
+        .seeds(4)
+        .artifacts(dir.join("run-b"))
+        .command();
+    parallel_cmd.arg("-j").arg("2");
+    let parallel = run_command(parallel_cmd, DEFAULT_TIMEOUT);
+    parallel.expect_code(0);
+    let verdicts = |stderr: &str| -> Vec<String> {
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("faultline: seed="))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(
+        verdicts(&serial.run.stderr),
+        verdicts(&parallel.stderr),
+        "\n{serial}\n{parallel}"
+    );
+
+    let mut shard_seeds = Vec::new();
+    let mut shard_dirs = Vec::new();
+    for i in 0..2 {
+        let out = dir.join(format!("shard-{i}"));
+        let mut c = file.runner().seeds(4).artifacts(&out).command();
+        c.arg("--shard-count")
+            .arg("2")
+            .env("JOB_COMPLETION_INDEX", i.to_string());
+        let r = run_command(c, DEFAULT_TIMEOUT);
+        r.expect_code(0);
+        shard_seeds.extend(verdicts(&r.stderr));
+        shard_dirs.push(out);
+    }
+    shard_seeds.sort();
+    let mut all = verdicts(&serial.run.stderr);
+    all.sort();
+    assert_eq!(
+        shard_seeds, all,
+        "the shards together run exactly the seeds of one run"
+    );
+    let merged = faultline(&[
+        "merge",
+        shard_dirs[0].to_str().unwrap(),
+        shard_dirs[1].to_str().unwrap(),
+    ]);
+    merged.expect_code(0);
+    assert!(
+        any_line(&merged, "4 seed(s), 0 failed").is_some(),
+        "\n{merged}"
+    );
+}
