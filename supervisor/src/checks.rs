@@ -107,7 +107,8 @@ pub fn linearizable(path: &Path) -> Option<Failure> {
         Ok(history::Verdict::Violation(v)) => Some(Failure {
             check: "linearizable".into(),
             message: v.explanation.clone(),
-            t_ns: v.at,
+            // History times are the programs' CLOCK_MONOTONIC readings.
+            t_ns: v.at.saturating_sub(crate::vclock::MONOTONIC_BASE_NS),
             event: v.op_index as u64,
             unit: "operation".into(),
         }),

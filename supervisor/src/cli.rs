@@ -85,6 +85,18 @@ and fails again if the fix is reverted.")]
         #[arg(value_name = "DIR")]
         dir: std::path::PathBuf,
     },
+    /// Render (again) a seed's timeline.html from its artifacts.
+    #[command(
+        after_help = "EXAMPLE:\n  faultline render runs/kv/5bc2d63b491424e2   # then open .../timeline.html\n\n\
+One self-contained page (no network fetches): a lane per node, messages as\n\
+arrows, crashes/restarts/partitions/disk crashes marked, zoom and filters,\n\
+and the failing check at the end. `faultline run` writes it for every seed."
+    )]
+    Render {
+        /// A seed's artifact directory.
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+    },
     /// Merge the summaries of sharded runs and report the combined verdict.
     #[command(
         after_help = "EXAMPLE:\n  faultline merge shard-0/runs shard-1/runs\n\n\

@@ -21,6 +21,7 @@ mod sockaddr;
 mod supervisor;
 mod sys;
 mod syscalls;
+mod timeline;
 mod trace;
 mod tracee;
 mod vclock;
@@ -37,6 +38,16 @@ fn main() {
         cli::Command::Replay(args) => replay_cmd::replay(&args),
         cli::Command::Pin { dir } => replay_cmd::pin(&dir),
         cli::Command::Merge { dirs } => merge_cmd::merge(&dirs),
+        cli::Command::Render { dir } => match timeline::render(&dir) {
+            Ok(page) => {
+                eprintln!("faultline: wrote {}", page.display());
+                0
+            }
+            Err(e) => {
+                eprintln!("faultline: error: {e}");
+                2
+            }
+        },
     };
     std::process::exit(code);
 }

@@ -37,6 +37,16 @@ pub enum FaultSpec {
         /// The nodes whose disks misbehave.
         nodes: Vec<String>,
     },
+    /// Bug switches in the nodes' disks: fsync that reports success but
+    /// persists nothing, and/or a directory whose entries a crash drops.
+    DiskBug {
+        /// fsync lies.
+        lying_fsync: bool,
+        /// A directory (relative to the data_dir) that loses its entries on crash.
+        lose_dir_entries: Option<std::path::PathBuf>,
+        /// The nodes whose disks misbehave.
+        nodes: Vec<String>,
+    },
     /// Writes to the nodes' disks fail with `errno` (ENOSPC or EIO) with this
     /// probability.
     WriteError {
@@ -108,7 +118,9 @@ pub fn build(specs: &[FaultSpec], seed: u64, duration: u64) -> Vec<(u64, FaultEv
                 plan.push((*at, FaultEvent::Crash(node.clone())));
                 plan.push((at + down, FaultEvent::Restart(node.clone())));
             }
-            FaultSpec::FsyncError { .. } | FaultSpec::WriteError { .. } => {}
+            FaultSpec::FsyncError { .. }
+            | FaultSpec::WriteError { .. }
+            | FaultSpec::DiskBug { .. } => {}
             FaultSpec::CrashRandom {
                 every,
                 min_down,

@@ -257,9 +257,18 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
                                 cfg.write_enospc_probability = *probability;
                             }
                         }
+                        FaultSpec::DiskBug {
+                            lying_fsync,
+                            lose_dir_entries,
+                            nodes,
+                        } if nodes.contains(&node.name) => {
+                            cfg.lying_fsync |= *lying_fsync;
+                            cfg.lose_dir_entries.extend(lose_dir_entries.clone());
+                        }
                         _ => {}
                     }
                 }
+                disk.config_mut().ordered_metadata = sc.ordered_metadata;
                 // The mount point must exist; in the node's private mount
                 // namespace the disk is mounted over it, so nothing is written
                 // to the host's directory.
@@ -302,6 +311,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
         replay: format!("faultline replay {}", dir.display()),
     };
     artifacts::write(&dir, &report, &outcome).map_err(|e| format!("{}: {e}", dir.display()))?;
+    crate::timeline::render(&dir)?;
     eprintln!(
         "faultline: seed=0x{seed:016x} {} vtime={:.6}s events={} trace-hash=0x{:016x}",
         if report.pass { "PASS" } else { "FAIL" },

@@ -28,6 +28,8 @@ struct File {
     faults: Vec<Fault>,
     #[serde(default)]
     check: CheckSection,
+    #[serde(default)]
+    disk: DiskSection,
     #[serde(rename = "pinned", default)]
     pinned: Vec<Pinned>,
 }
@@ -86,6 +88,13 @@ struct Fault {
     nodes: Option<Spanned<Vec<String>>>,
     probability: Option<f64>,
     errno: Option<Spanned<String>>,
+    dir: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DiskSection {
+    metadata: Option<Spanned<String>>,
 }
 
 /// A node ready to launch.
@@ -125,6 +134,9 @@ pub struct Scenario {
     pub stderr_patterns: Vec<String>,
     /// A checker command run on each seed's artifacts (empty: none).
     pub checker: Vec<String>,
+    /// Whether the disks journal metadata in order (ext4-like) or follow
+    /// POSIX strictly (only a directory's fsync makes its entries durable).
+    pub ordered_metadata: bool,
     /// Seeds pinned as regressions, with their notes: they run first, every time.
     pub pinned: Vec<(u64, String)>,
 }
@@ -270,7 +282,23 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
             .map(|p| p.to_string())
             .collect()
     });
+    let ordered_metadata = match raw
+        .disk
+        .metadata
+        .as_ref()
+        .map(|m| (m.get_ref().as_str(), m.span()))
+    {
+        None | Some(("posix", _)) => false,
+        Some(("ordered", _)) => true,
+        Some((other, span)) => {
+            return Err(ctx.err(
+                span,
+                format!("field `disk.metadata`: {other:?} is not \"posix\" or \"ordered\""),
+            ));
+        }
+    };
     Ok(Scenario {
+        ordered_metadata,
         stderr_patterns,
         checker: raw.check.command.clone().unwrap_or_default(),
         pinned,
@@ -370,6 +398,21 @@ fn fault_spec(ctx: &Ctx, f: &Fault, names: &[String]) -> Result<FaultSpec, Scena
                 nodes,
             })
         }
+        kind @ ("lying_fsync" | "lose_dir_entries") => {
+            let nodes = match &f.nodes {
+                Some(list) => known("nodes", list)?,
+                None => names.to_vec(),
+            };
+            let lose_dir_entries = if kind == "lose_dir_entries" {
+                let Some(dir) = &f.dir else {
+                    return Err(ctx.err(f.kind.span(), "a \"lose_dir_entries\" fault needs field `dir` (relative to the data_dir)".into()));
+                };
+                Some(PathBuf::from(dir))
+            } else {
+                None
+            };
+            Ok(FaultSpec::DiskBug { lying_fsync: kind == "lying_fsync", lose_dir_entries, nodes })
+        }
         "write_error" => {
             let Some(probability) = f.probability.filter(|p| (0.0..=1.0).contains(p)) else {
                 return Err(ctx.err(f.kind.span(), "a \"write_error\" fault needs field `probability` in [0, 1]".into()));
@@ -400,7 +443,7 @@ fn fault_spec(ctx: &Ctx, f: &Fault, names: &[String]) -> Result<FaultSpec, Scena
         }
         other => Err(ctx.err(
             f.kind.span(),
-            format!("field `kind`: {other:?} is not supported (supported: \"partition\", \"crash\", \"fsync_error\", \"write_error\")"),
+            format!("field `kind`: {other:?} is not supported (supported: \"partition\", \"crash\", \"fsync_error\", \"write_error\", \"lying_fsync\", \"lose_dir_entries\")"),
         )),
     }
 }

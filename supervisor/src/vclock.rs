@@ -7,7 +7,7 @@ pub const NS: u64 = 1_000_000_000;
 
 /// Monotonic clocks start at this "uptime", like a machine booted a while ago,
 /// so programs never see a zero monotonic time.
-const MONOTONIC_BASE_NS: u64 = 100 * NS;
+pub const MONOTONIC_BASE_NS: u64 = 100 * NS;
 
 /// TSC ticks per virtual nanosecond for emulated `rdtsc` (a 3 GHz machine).
 const TSC_PER_NS: u64 = 3;

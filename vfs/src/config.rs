@@ -40,6 +40,11 @@ pub struct DiskConfig {
     /// Bug switch: on crash, every entry of these directories (paths relative
     /// to the disk root) is dropped from the durable state, synced or not.
     pub lose_dir_entries: Vec<PathBuf>,
+    /// Metadata is journaled in order, as ext4 and xfs do: any successful
+    /// fsync (of a file or a directory) also makes every earlier directory
+    /// operation durable. Off by default: then only an fsync of a directory
+    /// makes its own entries durable (what POSIX promises).
+    pub ordered_metadata: bool,
 }
 
 impl Default for DiskConfig {
@@ -51,6 +56,7 @@ impl Default for DiskConfig {
             write_enospc_probability: 0.0,
             write_eio_probability: 0.0,
             lying_fsync: false,
+            ordered_metadata: false,
             lose_dir_entries: Vec::new(),
         }
     }

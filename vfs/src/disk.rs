@@ -275,6 +275,9 @@ impl Disk {
         } else if fault.is_none() {
             self.dirlog.sync_dir(ino, &mut self.durable);
         }
+        if fault.is_none() && self.config.ordered_metadata {
+            self.dirlog.sync_all(&mut self.durable);
+        }
         Ok(fault)
     }
 

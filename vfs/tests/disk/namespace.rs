@@ -180,3 +180,25 @@ fn notifications_that_contradict_the_model_are_errors() {
         Err(VfsError::UnknownInode(_))
     ));
 }
+
+/// ext4/xfs-like ordered metadata: a file fsync also makes the earlier
+/// directory operations durable, even in a directory never fsynced (the
+/// pattern etcd 3.4 relies on when it renames its wal.tmp directory).
+#[test]
+fn ordered_metadata_makes_earlier_entries_durable_on_any_fsync() {
+    let mut config = crate::support::model(vfs::CrashModel::Strict);
+    config.ordered_metadata = true;
+    let mut sim = Sim::new(0, config);
+    sim.mkdir("wal.tmp");
+    let ino = sim.create("wal.tmp/0.wal");
+    sim.write(ino, 0, b"record");
+    assert_eq!(sim.fsync(ino), None);
+    sim.create("after-the-fsync");
+    sim.crash();
+    assert_eq!(sim.read("wal.tmp/0.wal").unwrap(), b"record");
+    assert_eq!(
+        sim.read("after-the-fsync"),
+        None,
+        "created after the last fsync: not durable"
+    );
+}

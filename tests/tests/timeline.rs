@@ -1,0 +1,360 @@
+//! timeline.html (issue 5): `faultline render DIR` turns a failing seed's
+//! artifacts into one self-contained page, and Debian's Chromium, headless,
+//! shows it: its DOM has a lane per node (named by `data-node`) and the
+//! failure message in `#failure`, and its screenshot is a full-size picture
+//! with the lanes and the red failure marks in it.
+//!
+//! The failing seed comes from the kvserver service with its `no-dir-fsync`
+//! bug under random crashes (as in `disk.rs`): the client loses an
+//! acknowledged put and exits 2.
+
+use std::collections::HashSet;
+use std::fs::{self, File};
+use std::io::BufReader;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use faultline_e2e::exec::{
+    collect, drain, kill_group, run_command, tail, wait_until, DEFAULT_TIMEOUT,
+};
+use faultline_e2e::paths::{faultline_bin, scratch_dir, workspace_root};
+use faultline_e2e::ScenarioFile;
+
+/// Debian's chromium package.
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// The browser window, and so the screenshot, in px.
+const WIDTH: u32 = 1400;
+const HEIGHT: u32 = 900;
+
+/// Wall-clock limit for one Chromium run; past it its process group is killed.
+const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// How long Chromium's output pipes may stay open after it exited.
+const PIPE_GRACE: Duration = Duration::from_secs(10);
+
+/// The page's lane backgrounds (`.lane-bg` and `.lane-bg.alt`) and the red of
+/// its failure marks, as RGB.
+const LANE_COLORS: [[u8; 3]; 2] = [[0xe8, 0xf0, 0xfc], [0xf3, 0xf7, 0xfd]];
+const FAIL_RED: [u8; 3] = [0xd6, 0x27, 0x28];
+
+/// Writes the kv scenario with the server's `no-dir-fsync` bug and random
+/// crashes (the pattern of `disk.rs`).
+fn buggy_kv_scenario(dir: &Path) -> ScenarioFile {
+    let data = dir.join("mnt").join("kv");
+    let release = workspace_root().join("target/release");
+    let text = format!(
+        r#"name = "kv-timeline"
+duration = "60s"
+
+[[node]]
+name = "kv"
+data_dir = "{data}"
+command = ["{server}", "--listen", "0.0.0.0:7000", "--data", "{data}", "--bug", "no-dir-fsync"]
+restart_on_exit = true
+
+[[node]]
+name = "client"
+command = ["{client}", "--server", "kv:7000", "--puts", "100"]
+
+[[fault]]
+kind = "crash"
+every = "500ms"
+min_down = "10ms"
+max_down = "50ms"
+nodes = ["kv"]
+"#,
+        data = data.display(),
+        server = release.join("kvserver").display(),
+        client = release.join("kvclient").display(),
+    );
+    ScenarioFile::raw(dir, "kv.toml", &text)
+}
+
+/// Runs the buggy scenario for up to 5 seeds and returns the failing seed's
+/// artifact directory and its report.json.
+fn failing_seed(dir: &Path) -> (PathBuf, serde_json::Value) {
+    let run = buggy_kv_scenario(dir).runner().seeds(5).run();
+    run.expect_code(1);
+    let failed = run
+        .reports()
+        .into_iter()
+        .find(|r| !r.pass)
+        .unwrap_or_else(|| panic!("no FAIL verdict\n{run}"));
+    let seed_dir = run.seed_dir(failed.seed);
+    let report = seed_dir.join("report.json");
+    let text = fs::read_to_string(&report)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}\n{run}", report.display()));
+    let report = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON ({e}):\n{text}", report.display()));
+    (seed_dir, report)
+}
+
+/// Words that, before a quote, `(` or `=` and a URL, make a browser fetch it.
+const FETCHING: [&str; 10] = [
+    "src", "srcset", "href", "action", "poster", "data", "url", "import", "from", "fetch",
+];
+
+/// The `http(s)://` references of `html` that a browser would fetch: those
+/// in src, href, url(...), import or fetch (see [`FETCHING`]). Plain text
+/// may name URLs.
+fn network_references(html: &str) -> Vec<String> {
+    let lower = html.to_ascii_lowercase();
+    let mut found = Vec::new();
+    for scheme in ["http://", "https://"] {
+        for (at, _) in lower.match_indices(scheme) {
+            let prefix = &lower[..at];
+            let opened = prefix.ends_with(['"', '\'', '(', '=']);
+            let word = prefix.trim_end_matches(['"', '\'', '(', '=', ' ', '\t', '\n', '\r']);
+            if opened && FETCHING.iter().any(|w| word.ends_with(w)) {
+                let context = html.get(at.saturating_sub(20)..(at + 80).min(html.len()));
+                found.push(context.unwrap_or(scheme).to_owned());
+            }
+        }
+    }
+    found
+}
+
+/// `path` as a file:// URL (percent-encoding all but unreserved bytes and `/`).
+fn file_url(path: &Path) -> String {
+    let mut url = String::from("file://");
+    for &b in path.to_str().expect("scratch paths are UTF-8").as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            url.push(char::from(b));
+        } else {
+            url.push_str(&format!("%{b:02X}"));
+        }
+    }
+    url
+}
+
+/// Runs Debian's Chromium headless on `page` with `args` and a fresh
+/// profile, in its own process group, killed (the whole group) if it takes
+/// longer than [`CHROMIUM_TIMEOUT`]. Returns its stdout.
+fn chromium(page: &Path, args: &[String]) -> Vec<u8> {
+    let profile = scratch_dir("timeline-chromium-profile");
+    let mut command = Command::new(CHROMIUM);
+    command
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+        ])
+        .args([
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--window-size={WIDTH},{HEIGHT}"))
+        .args(args)
+        .arg(file_url(page))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let start = Instant::now();
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {CHROMIUM}: {e}"));
+    let stdout = drain(child.stdout.take().expect("piped stdout"));
+    let stderr = drain(child.stderr.take().expect("piped stderr"));
+    let status = wait_until(&mut child, start + CHROMIUM_TIMEOUT);
+    // Its helpers (same group) must not outlive it, whether it finished or hung.
+    kill_group(&child);
+    let _ = child.wait();
+    let stderr = collect(&stderr, PIPE_GRACE).unwrap_or_default();
+    let stderr = tail(&String::from_utf8_lossy(&stderr), 4000);
+    let Some(status) = status else {
+        panic!("chromium {args:?} timed out after {CHROMIUM_TIMEOUT:?} (killed)\n{stderr}");
+    };
+    assert!(status.success(), "chromium {args:?}: {status}\n{stderr}");
+    collect(&stdout, PIPE_GRACE)
+        .unwrap_or_else(|| panic!("chromium's stdout stayed open\n{stderr}"))
+}
+
+/// The text of the element of `dom` whose opening tag holds `attr`
+/// (e.g. `id="failure"`), tags removed and entities decoded.
+fn element_text(dom: &str, attr: &str) -> Option<String> {
+    let open = dom[..dom.find(attr)?].rfind('<')?;
+    let name: String = dom[open + 1..]
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+        .collect();
+    let (opening, closing) = (format!("<{name}"), format!("</{name}>"));
+    let mut depth = 0usize;
+    let mut at = open;
+    let end = loop {
+        let next_open = dom[at + 1..].find(&opening).map(|i| i + at + 1);
+        let next_close = dom[at + 1..].find(&closing).map(|i| i + at + 1)?;
+        match next_open {
+            Some(o) if o < next_close => (depth, at) = (depth + 1, o),
+            _ if depth == 0 => break next_close,
+            _ => (depth, at) = (depth - 1, next_close),
+        }
+    };
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in dom[open..end].chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    Some(decode_entities(&text))
+}
+
+/// `text` with the entities Chromium's serializer writes decoded.
+fn decode_entities(text: &str) -> String {
+    [
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+        ("&quot;", "\""),
+        ("&nbsp;", "\u{a0}"),
+        ("&amp;", "&"),
+    ]
+    .iter()
+    .fold(text.to_owned(), |t, (entity, c)| t.replace(entity, c))
+}
+
+/// The opening tags of the `class="lane"` elements of `dom`.
+fn lane_tags(dom: &str) -> Vec<&str> {
+    dom.match_indices("class=\"lane\"")
+        .filter_map(|(at, _)| {
+            let start = dom[..at].rfind('<')?;
+            let end = at + dom[at..].find('>')?;
+            Some(&dom[start..=end])
+        })
+        .collect()
+}
+
+/// The PNG at `path` as (width, height, RGB pixels).
+fn decode_png(path: &Path) -> (u32, u32, Vec<[u8; 3]>) {
+    let file = File::open(path).unwrap_or_else(|e| panic!("no screenshot {}: {e}", path.display()));
+    let mut reader = png::Decoder::new(BufReader::new(file))
+        .read_info()
+        .unwrap_or_else(|e| panic!("{} is not a PNG: {e}", path.display()));
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader
+        .next_frame(&mut buf)
+        .unwrap_or_else(|e| panic!("cannot decode {}: {e}", path.display()));
+    let channels = match (info.color_type, info.bit_depth) {
+        (png::ColorType::Rgb, png::BitDepth::Eight) => 3,
+        (png::ColorType::Rgba, png::BitDepth::Eight) => 4,
+        other => panic!("{}: unexpected PNG format {other:?}", path.display()),
+    };
+    let pixels = buf[..info.buffer_size()]
+        .chunks_exact(channels)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect();
+    (info.width, info.height, pixels)
+}
+
+/// Renders the failing seed, checks the page is self-contained, and checks
+/// what Chromium makes of it: the DOM and a screenshot.
+#[test]
+fn render_draws_a_lane_per_node_and_the_failure_in_chromium() {
+    assert!(
+        Path::new(CHROMIUM).exists(),
+        "{CHROMIUM} is missing: scripts/setup installs Debian's chromium package"
+    );
+    let scratch = scratch_dir("timeline");
+    let (dir, report) = failing_seed(&scratch);
+    let page = dir.join("timeline.html");
+    let _ = fs::remove_file(&page);
+    let mut render = Command::new(faultline_bin());
+    render.arg("render").arg(&dir);
+    let run = run_command(render, DEFAULT_TIMEOUT);
+    run.expect_code(0);
+    let html = fs::read_to_string(&page)
+        .unwrap_or_else(|e| panic!("render made no {}: {e}\n{run}", page.display()));
+    assert_eq!(
+        network_references(&html),
+        Vec::<String>::new(),
+        "the page fetches from the network"
+    );
+    for external in ["<script src", "<link", "<iframe"] {
+        assert!(
+            !html.contains(external),
+            "the page loads a resource ({external}...)"
+        );
+    }
+
+    let nodes: Vec<&str> = report["nodes"]
+        .as_array()
+        .expect("report.json has nodes")
+        .iter()
+        .map(|n| n["name"].as_str().expect("a node has a name"))
+        .collect();
+    let message = report["failure"]["message"]
+        .as_str()
+        .expect("the failing seed's report.json has a failure message");
+
+    let dom = chromium(&page, &["--dump-dom".into()]);
+    let dom = String::from_utf8_lossy(&dom);
+    let lanes = lane_tags(&dom);
+    assert_eq!(
+        lanes.len(),
+        nodes.len(),
+        "one lane per node {nodes:?}: {lanes:?}"
+    );
+    for node in &nodes {
+        let tag = format!("data-node=\"{node}\"");
+        assert_eq!(
+            lanes.iter().filter(|l| l.contains(&tag)).count(),
+            1,
+            "no lane for node {node}: {lanes:?}"
+        );
+    }
+    let failure = element_text(&dom, "id=\"failure\"").unwrap_or_else(|| {
+        panic!(
+            "no id=\"failure\" element in the DOM:\n{}",
+            tail(&dom, 4000)
+        )
+    });
+    assert!(
+        failure.contains(message),
+        "#failure says {failure:?}, not {message:?}"
+    );
+
+    let shot = scratch.join("timeline.png");
+    chromium(&page, &[format!("--screenshot={}", shot.display())]);
+    let (width, height, pixels) = decode_png(&shot);
+    assert_eq!((width, height), (WIDTH, HEIGHT), "screenshot size");
+    let count = |wanted: &[[u8; 3]]| pixels.iter().filter(|p| wanted.contains(p)).count();
+    let inked = pixels.len() - count(&[[255, 255, 255]]);
+    let lane = count(&LANE_COLORS);
+    let red = count(&[FAIL_RED]);
+    let colours = pixels.iter().collect::<HashSet<_>>().len();
+    eprintln!(
+        "screenshot {}: {colours} colours, {inked} non-white, {lane} lane, {red} failure-red px",
+        shot.display()
+    );
+    assert!(inked * 10 > pixels.len(), "the screenshot is almost blank");
+    assert!(colours >= 64, "the screenshot has only {colours} colours");
+    assert!(lane * 50 > pixels.len(), "no lanes in the screenshot");
+    assert!(red > 500, "no red failure marks in the screenshot");
+}
+
+/// The page checks themselves: fetches are told from text, and an
+/// element's text spans its nested elements.
+#[test]
+fn page_checks_tell_fetches_from_text_and_read_nested_elements() {
+    let fetches = r#"<img src="https://a/x.png"><style>b { background: url('http://b/y') }</style>
+        <script>import z from "https://c/z.js"; fetch("http://d/")</script>"#;
+    assert_eq!(network_references(fetches).len(), 4, "{fetches}");
+    let text = r#"<p>see http://example.org/ and "from http://f/"</p><script>const m = "src=\"http://e/\"";</script>"#;
+    assert_eq!(network_references(text), Vec::<String>::new());
+    let dom = r#"<div><div id="failure"><div class="what">check</div> a &lt;b&gt; &amp; c</div><div>after</div></div>"#;
+    assert_eq!(
+        element_text(dom, "id=\"failure\"").as_deref(),
+        Some("check a <b> & c")
+    );
+    assert_eq!(element_text(dom, "id=\"missing\""), None);
+}
