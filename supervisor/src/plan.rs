@@ -17,6 +17,8 @@ pub enum FaultSpec {
         until: Option<u64>,
         /// The hosts cut off from the rest.
         isolate: Vec<String>,
+        /// Cut them off only from these hosts (default: from all others).
+        from: Option<Vec<String>>,
         /// Drop only traffic from the isolated hosts.
         one_way: bool,
     },
@@ -80,6 +82,8 @@ pub enum FaultEvent {
     Partition {
         /// The isolated hosts.
         isolate: Vec<String>,
+        /// The hosts they are cut off from (`None`: all others).
+        from: Option<Vec<String>>,
         /// Only their outgoing traffic is dropped.
         one_way: bool,
     },
@@ -89,6 +93,9 @@ pub enum FaultEvent {
     Crash(String),
     /// Start the node's command again on its surviving disk.
     Restart(String),
+    /// The node's machine reboots after its program exited by itself
+    /// (`reboot_on_exit`): what the disk never made durable is gone.
+    Reboot(String),
 }
 
 /// Builds the seed's plan for a run of `duration` ns, sorted by time.
@@ -101,12 +108,14 @@ pub fn build(specs: &[FaultSpec], seed: u64, duration: u64) -> Vec<(u64, FaultEv
                 at,
                 until,
                 isolate,
+                from,
                 one_way,
             } => {
                 plan.push((
                     *at,
                     FaultEvent::Partition {
                         isolate: isolate.clone(),
+                        from: from.clone(),
                         one_way: *one_way,
                     },
                 ));

@@ -287,7 +287,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
         sup.launch(&spec, &node.name)
             .map_err(|e| format!("node {:?}: {e}", node.name))?;
         if let Some(delay) = node.restart_on_exit {
-            sup.restart_last_on_exit(delay);
+            sup.restart_last_on_exit(delay, node.reboot_on_exit);
         }
         outputs.push((out, err));
     }

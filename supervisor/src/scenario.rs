@@ -67,6 +67,8 @@ struct Node {
     data_dir: Option<Spanned<String>>,
     #[serde(default)]
     restart_on_exit: bool,
+    #[serde(default)]
+    reboot_on_exit: bool,
     restart_delay: Option<Spanned<String>>,
 }
 
@@ -77,6 +79,7 @@ struct Fault {
     at: Option<Spanned<String>>,
     until: Option<Spanned<String>>,
     isolate: Option<Spanned<Vec<String>>>,
+    from: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     one_way: bool,
     node: Option<Spanned<String>>,
@@ -113,6 +116,9 @@ pub struct NodeSpec {
     /// Restart the node this long after it exits by itself, like a service
     /// manager would (its exits then do not fail the seed).
     pub restart_on_exit: Option<u64>,
+    /// Before that restart, the node's machine reboots: its disk loses what
+    /// was never made durable (the page cache is gone).
+    pub reboot_on_exit: bool,
 }
 
 /// A validated scenario.
@@ -258,7 +264,8 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
             args: args.to_vec(),
             env: node.env.clone(),
             data_dir,
-            restart_on_exit: node.restart_on_exit.then_some(delay),
+            restart_on_exit: (node.restart_on_exit || node.reboot_on_exit).then_some(delay),
+            reboot_on_exit: node.reboot_on_exit,
         });
     }
     let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
@@ -353,6 +360,7 @@ fn fault_spec(ctx: &Ctx, f: &Fault, names: &[String]) -> Result<FaultSpec, Scena
                 at,
                 until,
                 isolate: known("isolate", isolate)?,
+                from: f.from.as_ref().map(|l| known("from", l)).transpose()?,
                 one_way: f.one_way,
             })
         }

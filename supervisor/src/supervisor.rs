@@ -143,6 +143,8 @@ pub struct Root {
     pub crashes: u32,
     /// Restart it this long after it exits by itself (`restart_on_exit`).
     pub restart_on_exit: Option<u64>,
+    /// Reboot its machine (apply the disk's crash model) before that restart.
+    pub reboot_on_exit: bool,
     /// How often it exited by itself and was restarted.
     pub restarts: u32,
     /// When (virtual ns, trace event) its last incarnation exited.
@@ -230,6 +232,7 @@ impl Supervisor {
             down: false,
             crashes: 0,
             restart_on_exit: None,
+            reboot_on_exit: false,
             restarts: 0,
             exited_at: None,
         });
@@ -249,10 +252,12 @@ impl Supervisor {
         Ok(())
     }
 
-    /// Restarts the last launched node this long after it exits by itself.
-    pub fn restart_last_on_exit(&mut self, delay: u64) {
+    /// Restarts the last launched node this long after it exits by itself,
+    /// rebooting its machine first if `reboot`.
+    pub fn restart_last_on_exit(&mut self, delay: u64, reboot: bool) {
         if let Some(root) = self.roots.last_mut() {
             root.restart_on_exit = Some(delay);
+            root.reboot_on_exit = reboot;
         }
     }
 
@@ -295,8 +300,14 @@ impl Supervisor {
     /// Crashes a node: SIGKILL for every process on its host, its sockets
     /// vanish (peers get RST), and the run waits until all are reaped, so the
     /// crash lands at the same point of every run.
-    fn crash_node(&mut self, name: &str) -> std::io::Result<()> {
-        let Some(i) = self.roots.iter().position(|r| r.name == name && !r.down) else {
+    /// `planned`: a crash of the fault plan (counted as such); otherwise the
+    /// reboot that follows a program's own exit (`reboot_on_exit`).
+    fn crash_node(&mut self, name: &str, planned: bool) -> std::io::Result<()> {
+        let Some(i) = self
+            .roots
+            .iter()
+            .position(|r| r.name == name && r.down != planned)
+        else {
             return Ok(());
         };
         let host = self.net.hosts[name];
@@ -307,14 +318,19 @@ impl Supervisor {
             .map(|p| p.pid)
             .collect();
         victims.sort_unstable();
-        self.fault(
-            "crash",
-            name,
-            &[victims.len() as i64],
-            format!("{} process(es) killed", victims.len()),
-        );
-        self.roots[i].down = true;
-        self.roots[i].crashes += 1;
+        let killed = format!("{} process(es) killed", victims.len());
+        if planned {
+            self.fault("crash", name, &[victims.len() as i64], killed);
+            self.roots[i].down = true;
+            self.roots[i].crashes += 1;
+        } else {
+            self.fault(
+                "reboot",
+                name,
+                &[victims.len() as i64],
+                format!("after its program exited; {killed}"),
+            );
+        }
         self.net.net.crash_host(host, self.clock.now());
         for &pid in &victims {
             unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -561,30 +577,42 @@ impl Supervisor {
         while self.plan.first().is_some_and(|f| f.0 <= now) {
             let (_, event) = self.plan.remove(0);
             match event {
-                FaultEvent::Partition { isolate, one_way } => {
-                    let ids = |cut: bool| -> Vec<vnet::HostId> {
+                FaultEvent::Partition {
+                    isolate,
+                    from,
+                    one_way,
+                } => {
+                    let ids = |keep: &dyn Fn(&String) -> bool| -> Vec<vnet::HostId> {
                         self.net
                             .hosts
                             .iter()
-                            .filter(|(n, _)| isolate.contains(n) == cut)
+                            .filter(|(n, _)| keep(n))
                             .map(|(_, id)| *id)
                             .collect()
                     };
-                    let (cut, rest) = (ids(true), ids(false));
+                    let cut = ids(&|n| isolate.contains(n));
+                    let rest = match &from {
+                        Some(from) => ids(&|n| from.contains(n)),
+                        None => ids(&|n| !isolate.contains(n)),
+                    };
                     self.net.net.partition(&cut, &rest, one_way);
                     let how = if one_way { "one way" } else { "both ways" };
                     self.fault(
                         "partition",
                         &isolate.join(","),
                         &[cut.len() as i64],
-                        format!("cut off from the rest, {how}"),
+                        match &from {
+                            Some(f) => format!("cut off from {}, {how}", f.join(",")),
+                            None => format!("cut off from the rest, {how}"),
+                        },
                     );
                 }
                 FaultEvent::Heal => {
                     self.net.net.heal();
                     self.fault("heal", "", &[], "every link restored".into());
                 }
-                FaultEvent::Crash(node) => self.crash_node(&node)?,
+                FaultEvent::Crash(node) => self.crash_node(&node, true)?,
+                FaultEvent::Reboot(node) => self.crash_node(&node, false)?,
                 FaultEvent::Restart(node) => self.restart_node(&node)?,
             }
         }
@@ -1030,10 +1058,15 @@ impl Supervisor {
                 // Like a service manager: bring it back on the same disk.
                 root.down = true;
                 root.restarts += 1;
-                let at = self.clock.now() + delay;
-                let event = FaultEvent::Restart(root.name.clone());
-                let i = self.plan.partition_point(|(t, _)| *t <= at);
-                self.plan.insert(i, (at, event));
+                let now = self.clock.now();
+                let mut events = vec![(now + delay, FaultEvent::Restart(root.name.clone()))];
+                if root.reboot_on_exit {
+                    events.push((now, FaultEvent::Reboot(root.name.clone())));
+                }
+                for (at, event) in events {
+                    let i = self.plan.partition_point(|(t, _)| *t <= at);
+                    self.plan.insert(i, (at, event));
+                }
             }
             return;
         }

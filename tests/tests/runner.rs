@@ -94,8 +94,9 @@ fn stderr_pattern_fails_the_seed_and_names_it() {
 
 #[test]
 fn non_linearizable_history_fails_with_the_explanation() {
-    // A put acknowledged at 1s, then a get at 2s that does not see it.
-    let script = r#"printf '%s\n' '{"process":1,"op":"put","key":"k1","value":"v1","invoke":1000,"complete":1000000000,"outcome":"ok"}' '{"process":2,"op":"get","key":"k1","value":null,"invoke":2000000000,"complete":2000000100,"outcome":"ok"}' >> "$FAULTLINE_HISTORY""#;
+    // A put acknowledged at 1 s, then a get at 2 s that does not see it
+    // (times are CLOCK_MONOTONIC readings: the simulation's starts at 100 s).
+    let script = r#"printf '%s\n' '{"process":1,"op":"put","key":"k1","value":"v1","invoke":100000001000,"complete":101000000000,"outcome":"ok"}' '{"process":2,"op":"get","key":"k1","value":null,"invoke":102000000000,"complete":102000000100,"outcome":"ok"}' >> "$FAULTLINE_HISTORY""#;
     let run = sh_scenario("lin", script, "").runner().seed(2).run();
     run.expect_code(1);
     let line = any_line(&run.run, "check \"linearizable\"").unwrap_or_else(|| panic!("\n{run}"));
@@ -114,7 +115,7 @@ fn non_linearizable_history_fails_with_the_explanation() {
 
 #[test]
 fn linearizable_history_passes() {
-    let script = r#"printf '%s\n' '{"process":1,"op":"put","key":"k1","value":"v1","invoke":1000,"complete":1000000000,"outcome":"ok"}' '{"process":2,"op":"get","key":"k1","value":"v1","invoke":2000000000,"complete":2000000100,"outcome":"ok"}' >> "$FAULTLINE_HISTORY""#;
+    let script = r#"printf '%s\n' '{"process":1,"op":"put","key":"k1","value":"v1","invoke":100000001000,"complete":101000000000,"outcome":"ok"}' '{"process":2,"op":"get","key":"k1","value":"v1","invoke":102000000000,"complete":102000000100,"outcome":"ok"}' >> "$FAULTLINE_HISTORY""#;
     sh_scenario("lin-ok", script, "")
         .runner()
         .seed(3)
