@@ -30,6 +30,8 @@ pub struct Report<'a> {
     pub vtime_ns: u64,
     /// Trace events.
     pub events: u64,
+    /// ptrace stops handled (a cost measure; not part of the determinism check).
+    pub stops: u64,
     /// The trace hash, 0x-hex.
     pub trace_hash: String,
     /// The nodes in host order (host i has address 127.77.0.(i+1)).

@@ -74,7 +74,18 @@ pub fn run_seeds(args: &RunArgs, seeds: &[u64]) -> Result<Vec<SeedResult>, Strin
         let pass = out.status.code() == Some(0);
         failed |= !pass;
         let hash = recorded_hash(args, seed).unwrap_or(0);
-        done.insert(i, (SeedResult { seed, pass, hash }, out.stderr));
+        done.insert(
+            i,
+            (
+                SeedResult {
+                    seed,
+                    pass,
+                    hash,
+                    text: String::new(),
+                },
+                out.stderr,
+            ),
+        );
         // Print finished seeds in order.
         while let Some((_, stderr)) = done.get(&printed) {
             eprint!("{}", String::from_utf8_lossy(stderr));

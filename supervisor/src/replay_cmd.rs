@@ -82,6 +82,7 @@ fn try_replay(args: &ReplayArgs) -> Result<i32, String> {
         rec.seed, rec.scenario
     );
     let result = run_seed(&sc, &run_args, seed)?;
+    eprint!("{}", result.text);
     let recorded = crate::cli::parse_seed(&rec.trace_hash)?;
     if result.hash != recorded {
         eprintln!(

@@ -2,6 +2,7 @@
 //! its seeds, with a verdict per seed and each node's output kept under the
 //! artifacts directory.
 
+use std::fmt::Write as _;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
@@ -126,19 +127,44 @@ fn seed_list(sc: &Scenario, args: &RunArgs) -> Result<Vec<u64>, String> {
     })
 }
 
-/// Runs the seeds one after another in this process.
+/// Runs the seeds one after another in this process, with a progress bar
+/// when stderr is a terminal and plain lines otherwise.
 fn run_in_process(sc: &Scenario, args: &RunArgs, seeds: &[u64]) -> Result<Vec<SeedResult>, String> {
+    use std::io::IsTerminal;
+    let bar = (std::io::stderr().is_terminal() && seeds.len() > 1).then(|| {
+        let bar = indicatif::ProgressBar::new(seeds.len() as u64);
+        let style = indicatif::ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} seeds  {elapsed_precise}  {msg}",
+        )
+        .expect("valid progress template");
+        bar.set_style(style);
+        bar
+    });
+    let say = |line: &str| match &bar {
+        Some(b) => b.println(line.trim_end()),
+        None => eprint!("{line}"),
+    };
     let mut results = Vec::new();
+    let mut failures = 0;
     for &seed in seeds {
         if let Some(note) = sc.pinned.iter().find(|p| p.0 == seed).map(|p| &p.1) {
-            eprintln!("faultline: pinned seed 0x{seed:016x}: {note}");
+            say(&format!("faultline: pinned seed 0x{seed:016x}: {note}\n"));
         }
         let r = run_seed(sc, args, seed)?;
+        say(&r.text);
+        failures += usize::from(!r.pass);
+        if let Some(b) = &bar {
+            b.inc(1);
+            b.set_message(format!("{failures} failed"));
+        }
         let stop = !r.pass && !args.keep_going;
         results.push(r);
         if stop {
             break;
         }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
     }
     Ok(results)
 }
@@ -305,6 +331,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
         pass: failure.is_none(),
         vtime_ns: outcome.vtime,
         events: outcome.events,
+        stops: outcome.stops,
         trace_hash: format!("0x{:016x}", outcome.hash),
         nodes: artifacts::node_reports(&outcome),
         failure,
@@ -312,7 +339,10 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
     };
     artifacts::write(&dir, &report, &outcome).map_err(|e| format!("{}: {e}", dir.display()))?;
     crate::timeline::render(&dir)?;
-    eprintln!(
+    // The seed's verdict, printed by the caller (above a progress bar, if any).
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
         "faultline: seed=0x{seed:016x} {} vtime={:.6}s events={} trace-hash=0x{:016x}",
         if report.pass { "PASS" } else { "FAIL" },
         outcome.vtime as f64 / 1e9,
@@ -333,31 +363,38 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
                 root.restarts
             ));
         }
-        eprintln!("faultline:   node {}: {}{notes}", node.name, node.outcome);
+        let _ = writeln!(
+            text,
+            "faultline:   node {}: {}{notes}",
+            node.name, node.outcome
+        );
     }
     if let Ending::Deadlock(_) = outcome.ending {
-        eprintln!(
+        let _ = writeln!(
+            text,
             "faultline:   every node idle from t={:.6}s with nothing pending",
             outcome.vtime as f64 / 1e9
         );
     }
     if let Some(f) = &report.failure {
         // The bug report block, in the format people paste into issues.
-        eprintln!(
+        let _ = writeln!(
+            text,
             "FAIL seed=0x{seed:016x}  check {:?} at t={:.9}s ({} {})",
             f.check,
             f.t_ns as f64 / 1e9,
             f.unit,
             f.event
         );
-        eprintln!("  {}", f.message);
-        eprintln!("  replay:    faultline replay {}", dir.display());
-        eprintln!("  artifacts: {}/", dir.display());
+        let _ = writeln!(text, "  {}", f.message);
+        let _ = writeln!(text, "  replay:    faultline replay {}", dir.display());
+        let _ = writeln!(text, "  artifacts: {}/", dir.display());
     }
     Ok(SeedResult {
         seed,
         pass: report.pass,
         hash: outcome.hash,
+        text,
     })
 }
 
@@ -370,4 +407,7 @@ pub struct SeedResult {
     pub pass: bool,
     /// The trace hash.
     pub hash: u64,
+    /// The verdict lines for the terminal.
+    #[serde(skip)]
+    pub text: String,
 }
