@@ -17,6 +17,8 @@ pub enum FdKind {
     Random,
     /// A placeholder for a virtual socket of the simulated network.
     Socket(crate::netstate::VsId),
+    /// A placeholder for a NETLINK_ROUTE socket answered by the supervisor.
+    Netlink,
     /// A file or directory on a node's simulated disk.
     Disk {
         /// Which disk.

@@ -10,6 +10,7 @@ mod exec_cmd;
 mod fdprobe;
 mod launch;
 mod merge_cmd;
+mod netlink;
 mod netstate;
 mod parallel;
 mod plan;

@@ -86,6 +86,8 @@ pub struct NetState {
     epolls: BTreeMap<(i32, i32), Vec<EpollReg>>,
     /// Where the simulated /etc files live on the host.
     dir: PathBuf,
+    /// Replies waiting on netlink sockets, per (host pid, fd).
+    pub netlink: BTreeMap<(i32, i32), Vec<u8>>,
 }
 
 impl NetState {
@@ -129,6 +131,7 @@ impl NetState {
             next_vs: 1,
             epolls: BTreeMap::new(),
             dir: dir.to_path_buf(),
+            netlink: BTreeMap::new(),
         })
     }
 

@@ -1286,6 +1286,17 @@ impl Supervisor {
                 regs.rax = fd as u64;
                 let _ = tracee::set_regs(tid, &regs);
             }
+            Some(ExitHook::NewNetlink(restore)) => {
+                let fd = regs.rax;
+                if (fd as i64) >= 0 {
+                    if let Some(p) = self.procs.get_mut(&pid) {
+                        p.fds.insert(fd as i32, fdprobe::FdKind::Netlink);
+                    }
+                }
+                regs = *restore;
+                regs.rax = fd;
+                let _ = tracee::set_regs(tid, &regs);
+            }
             Some(ExitHook::DupFd(kind)) if (regs.rax as i64) >= 0 => {
                 if let fdprobe::FdKind::Socket(vs) = kind {
                     self.net.add_ref(vs);

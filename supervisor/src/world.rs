@@ -56,6 +56,9 @@ pub enum ExitHook {
         /// The registers at the original call.
         restore: Box<Regs>,
     },
+    /// socket(AF_NETLINK) was turned into eventfd2: mark the placeholder and
+    /// put back the caller's registers.
+    NewNetlink(Box<Regs>),
     /// dup/F_DUPFD of a descriptor faultline tracks: the new one is the same.
     DupFd(FdKind),
     /// open/openat of a path on a node's disk: map the descriptor to its file.

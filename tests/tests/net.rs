@@ -147,3 +147,17 @@ fn udp_pair_exchanges(program: Program) {
     );
 }
 per_linkage!(rust_udp_pair, Program::rust("udp_pair"), udp_pair_exchanges);
+
+/// Interface listing (rtnetlink RTM_GETLINK/RTM_GETADDR) answers with the
+/// simulated host: lo and eth0 with its 127.77.0.1 address, nothing of the
+/// real machine's interfaces.
+#[test]
+fn go_interface_listing_shows_the_simulated_host() {
+    let run = run_twice(&Exec::program(Program::go("interfaces")).host(HOST).seed(66));
+    run.expect_success();
+    assert_eq!(
+        run.out(),
+        "1 lo 65536  up|loopback [127.0.0.1/8]\n2 eth0 1500 02:00:7f:4d:00:01 up|broadcast|multicast [127.77.0.1/16]\n",
+        "\n{run}"
+    );
+}

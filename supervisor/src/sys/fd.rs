@@ -74,6 +74,7 @@ impl Supervisor {
             if let Some(FdKind::Socket(vs)) = kind {
                 self.net.drop_ref(c.pid, fd, vs, now);
             }
+            self.net.netlink.remove(&(c.pid, fd));
             self.net.drop_epoll(c.pid, fd);
         }
         if matches!(c.nr, libc::SYS_dup2 | libc::SYS_dup3) && c.a[0] != c.a[1] {
@@ -177,6 +178,7 @@ impl Supervisor {
             libc::AF_UNIX => return pass(),
             libc::AF_INET => return self.sys_socket_inet(c, vnet::Domain::Inet),
             libc::AF_INET6 => return self.sys_socket_inet(c, vnet::Domain::Inet6),
+            libc::AF_NETLINK => return self.sys_socket_netlink(c),
             _ => {}
         }
         let fam = match domain {

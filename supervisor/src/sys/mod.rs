@@ -6,6 +6,7 @@ mod fd;
 mod futex;
 mod poll;
 mod process;
+mod rtnetlink;
 mod signal;
 mod socket;
 mod time;
@@ -93,6 +94,9 @@ impl Supervisor {
         if let Some(action) = self.sys_disk(c, targs) {
             return action;
         }
+        if self.fd_call_on_netlink(c) {
+            return self.sys_netlink(c);
+        }
         if let Some(vs) = self.fd_call_on_vsock(c) {
             return self.sys_vsock(c, vs, targs);
         }
@@ -160,15 +164,46 @@ impl Supervisor {
     /// descriptor cache instead.
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     pub(crate) fn fd_call_on_vsock(&self, c: &Call) -> Option<crate::netstate::VsId> {
+        self.fd_call_on_vsock_kind(c)
+            .then(|| self.vsock(c.pid, c.a[0] as i32))
+            .flatten()
+    }
+
+    /// Whether the call takes a socket descriptor in its first argument.
+    #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
+    fn fd_call_on_vsock_kind(&self, c: &Call) -> bool {
         use libc::*;
-        match c.nr {
-            SYS_read | SYS_readv | SYS_write | SYS_writev | SYS_recvfrom | SYS_recvmsg
-            | SYS_sendto | SYS_sendmsg | SYS_sendmmsg | SYS_recvmmsg | SYS_accept | SYS_accept4
-            | SYS_connect | SYS_bind | SYS_listen | SYS_shutdown | SYS_getsockname
-            | SYS_getpeername | SYS_getsockopt | SYS_setsockopt | SYS_fcntl | SYS_ioctl
-            | SYS_dup => self.vsock(c.pid, c.a[0] as i32),
-            _ => None,
-        }
+        matches!(
+            c.nr,
+            SYS_read
+                | SYS_readv
+                | SYS_write
+                | SYS_writev
+                | SYS_recvfrom
+                | SYS_recvmsg
+                | SYS_sendto
+                | SYS_sendmsg
+                | SYS_sendmmsg
+                | SYS_recvmmsg
+                | SYS_accept
+                | SYS_accept4
+                | SYS_connect
+                | SYS_bind
+                | SYS_listen
+                | SYS_shutdown
+                | SYS_getsockname
+                | SYS_getpeername
+                | SYS_getsockopt
+                | SYS_setsockopt
+                | SYS_fcntl
+                | SYS_ioctl
+                | SYS_dup
+        )
+    }
+
+    /// Whether a descriptor call is made on a netlink placeholder.
+    fn fd_call_on_netlink(&self, c: &Call) -> bool {
+        self.fd_call_on_vsock_kind(c) && self.is_netlink(c.pid, c.a[0] as i32)
     }
 
     /// Fails a call the sandbox does not model, with one report line per kind.
