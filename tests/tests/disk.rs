@@ -7,9 +7,15 @@
 
 use std::path::PathBuf;
 
+use std::time::Duration;
+
 use faultline_e2e::checks::run_scenario_twice;
 use faultline_e2e::paths::{scratch_dir, workspace_root};
 use faultline_e2e::{NodeOutcome, Program, ScenarioFile, ScenarioRun};
+
+/// Wall-clock limit of one `faultline run` here: several seeds of a
+/// multi-node cluster on a loaded 2-core machine.
+const SLOW: Duration = Duration::from_secs(600);
 
 /// A Rust or Go build of the kvserver service.
 enum Server {
@@ -102,7 +108,7 @@ fn assert_lost_put(run: &ScenarioRun) {
 #[test]
 fn rust_kvserver_without_bugs_survives_crashes_and_fsync_errors() {
     let file = kv_scenario("rust-ok", Server::Rust, None, 40, 0.05);
-    let run = run_scenario_twice(&file.runner().seeds(20));
+    let run = run_scenario_twice(&file.runner().seeds(20).timeout(SLOW));
     run.expect_pass();
     let reports = run.reports();
     assert_eq!(reports.len(), 20, "\n{run}");
@@ -118,7 +124,8 @@ fn ack_before_fsync_is_caught() {
     assert_lost_put(&run_scenario_twice(
         &kv_scenario("rust-ack", Server::Rust, Some("ack-before-fsync"), 200, 0.0)
             .runner()
-            .seeds(5),
+            .seeds(5)
+            .timeout(SLOW),
     ));
 }
 
@@ -127,7 +134,8 @@ fn no_dir_fsync_is_caught() {
     assert_lost_put(&run_scenario_twice(
         &kv_scenario("rust-dir", Server::Rust, Some("no-dir-fsync"), 100, 0.0)
             .runner()
-            .seeds(5),
+            .seeds(5)
+            .timeout(SLOW),
     ));
 }
 
@@ -142,7 +150,8 @@ fn ignore_fsync_error_is_caught() {
             0.05,
         )
         .runner()
-        .seeds(5),
+        .seeds(5)
+        .timeout(SLOW),
     ));
 }
 
@@ -151,12 +160,14 @@ fn go_kvserver_without_bugs_passes_and_its_dir_fsync_bug_is_caught() {
     let ok = run_scenario_twice(
         &kv_scenario("go-ok", Server::Go, None, 40, 0.05)
             .runner()
-            .seeds(5),
+            .seeds(5)
+            .timeout(SLOW),
     );
     ok.expect_pass();
     assert_lost_put(&run_scenario_twice(
         &kv_scenario("go-dir", Server::Go, Some("no-dir-fsync"), 100, 0.0)
             .runner()
-            .seeds(5),
+            .seeds(5)
+            .timeout(SLOW),
     ));
 }

@@ -5,9 +5,15 @@
 
 use std::path::PathBuf;
 
+use std::time::Duration;
+
 use faultline_e2e::checks::run_scenario_twice;
 use faultline_e2e::paths::{scratch_dir, workspace_root};
 use faultline_e2e::{NodeOutcome, ScenarioFile, ScenarioRun};
+
+/// Wall-clock limit of one `faultline run` here: several seeds of a
+/// multi-node cluster on a loaded 2-core machine.
+const SLOW: Duration = Duration::from_secs(600);
 
 /// A harness scenario, copied into a scratch directory with a shorter
 /// duration (CI time) and the workload path made absolute.
@@ -46,7 +52,12 @@ fn stdout_of(run: &ScenarioRun, seed: u64, node: &str) -> String {
 
 #[test]
 fn three_node_cluster_under_default_faults_is_linearizable() {
-    let run = run_scenario_twice(&harness("etcd3.toml", "ok", 12).runner().seeds(2));
+    let run = run_scenario_twice(
+        &harness("etcd3.toml", "ok", 12)
+            .runner()
+            .seeds(2)
+            .timeout(SLOW),
+    );
     run.expect_pass();
     for report in run.reports() {
         assert_eq!(
@@ -78,7 +89,8 @@ fn lying_fsync_is_caught() {
     let run = run_scenario_twice(
         &harness("etcd3-lying-fsync.toml", "lying", 12)
             .runner()
-            .seeds(2),
+            .seeds(2)
+            .timeout(SLOW),
     );
     run.expect_code(1);
     assert!(run.reports().iter().any(|r| !r.pass), "\n{run}");
@@ -109,7 +121,8 @@ fn etcdctl_puts_and_gets_through_different_members() {
     let run = run_scenario_twice(
         &ScenarioFile::raw(&dir, "etcdctl.toml", &text)
             .runner()
-            .seed(9),
+            .seed(9)
+            .timeout(SLOW),
     );
     run.expect_pass();
     assert_eq!(stdout_of(&run, 9, "c1"), "OK\nk\nv\n", "\n{run}");
