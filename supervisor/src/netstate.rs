@@ -268,28 +268,23 @@ impl NetState {
     ) -> Result<(), i32> {
         let regs = self.epolls.entry(key).or_default();
         let at = regs.iter().position(|r| r.fd == fd);
+        // A new or modified registration reports the current readiness once.
+        let fresh = EpollReg {
+            fd,
+            vs,
+            events,
+            data,
+            edge: true,
+            disabled: false,
+        };
         match (op, at) {
             (libc::EPOLL_CTL_ADD, None) => {
-                regs.push(EpollReg {
-                    fd,
-                    vs,
-                    events,
-                    data,
-                    edge: true,
-                    disabled: false,
-                });
+                regs.push(fresh);
                 Ok(())
             }
             (libc::EPOLL_CTL_ADD, Some(_)) => Err(libc::EEXIST),
             (libc::EPOLL_CTL_MOD, Some(i)) => {
-                regs[i] = EpollReg {
-                    fd,
-                    vs,
-                    events,
-                    data,
-                    edge: true,
-                    disabled: false,
-                };
+                regs[i] = fresh;
                 Ok(())
             }
             (libc::EPOLL_CTL_DEL, Some(i)) => {
