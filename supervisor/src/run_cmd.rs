@@ -226,19 +226,17 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
     // Workload clients append their key-value operations here ({history} or
     // $FAULTLINE_HISTORY); the linearizability check reads it.
     let history = dir.join("history.jsonl");
+    let mut links = StableLinks::default();
+    let history_link = links.add(&history, "history.jsonl")?;
     for node in &sc.nodes {
         // `{node_dir}` in a node's arguments or environment is a fresh,
         // empty directory of this seed (a data directory, say).
         let node_dir = dir.join(format!("{}.d", node.name));
         std::fs::create_dir_all(&node_dir).map_err(|e| format!("{}: {e}", node_dir.display()))?;
-        let node_dir = node_dir
-            .canonicalize()
-            .map_err(|e| e.to_string())?
-            .display()
-            .to_string();
+        let node_dir = links.add(&node_dir, "dir")?;
         let expand = |s: &String| {
             s.replace("{node_dir}", &node_dir)
-                .replace("{history}", &history.display().to_string())
+                .replace("{history}", &history_link)
         };
         let out = create(format!("{}.stdout", node.name))?;
         let err = create(format!("{}.stderr", node.name))?;
@@ -246,7 +244,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
             .iter()
             .map(|&(k, v)| (k.into(), v.into()))
             .collect();
-        env.push(("FAULTLINE_HISTORY".into(), history.display().to_string()));
+        env.push(("FAULTLINE_HISTORY".into(), history_link.clone()));
         env.extend(node.env.iter().map(|(k, v)| (k.clone(), expand(v))));
         let spec = LaunchSpec {
             program: node.program.display().to_string(),
@@ -396,6 +394,37 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
         hash: outcome.hash,
         text,
     })
+}
+
+/// Paths handed to the nodes, as symlinks of one fixed length: a path in the
+/// environment or the arguments moves the initial stack (and so addresses
+/// a program may print) by its length, and the artifacts directory must not
+/// change a run. Removed when the seed ends.
+#[derive(Default)]
+struct StableLinks(Vec<PathBuf>);
+
+impl StableLinks {
+    /// A link `/tmp/faultline-links/<16 hex>-<suffix>` to `target`.
+    fn add(&mut self, target: &std::path::Path, suffix: &str) -> Result<String, String> {
+        let target = std::path::absolute(target).map_err(|e| e.to_string())?;
+        let digest = crate::trace::hash_bytes(target.as_os_str().as_encoded_bytes());
+        let dir = PathBuf::from("/tmp/faultline-links");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let link = dir.join(format!("{digest:016x}-{suffix}"));
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link)
+            .map_err(|e| format!("{}: {e}", link.display()))?;
+        self.0.push(link.clone());
+        Ok(link.display().to_string())
+    }
+}
+
+impl Drop for StableLinks {
+    fn drop(&mut self) {
+        for link in &self.0 {
+            let _ = std::fs::remove_file(link);
+        }
+    }
 }
 
 /// What one seed gave.

@@ -244,19 +244,18 @@ fn replay_pin_and_the_fix_check_loop() {
 }
 
 /// -j runs the same seeds to the same verdicts and hashes; shards cover the
-/// seeds between them and merge into one verdict. (The artifact directories
-/// have names of one length: their path is in every node's environment, as
-/// $FAULTLINE_HISTORY, and the environment's size moves the stack.)
+/// seeds between them and merge into one verdict, whatever the artifacts
+/// directory is called.
 #[test]
 fn parallel_seeds_and_shards_agree_with_one_run() {
     let dir = scratch_dir("runner-parallel");
     let file = ScenarioFile::raw(&dir, "kv.toml", &kv_text("runner-parallel", &dir, false));
-    let serial = file.runner().seeds(4).artifacts(dir.join("run-a")).run();
+    let serial = file.runner().seeds(4).artifacts(dir.join("serial")).run();
     serial.expect_pass();
     let mut parallel_cmd = file
         .runner()
         .seeds(4)
-        .artifacts(dir.join("run-b"))
+        .artifacts(dir.join("parallel-run"))
         .command();
     parallel_cmd.arg("-j").arg("2");
     let parallel = run_command(parallel_cmd, DEFAULT_TIMEOUT);
