@@ -172,8 +172,10 @@ pub struct SimArgs {
     pub step_cost: String,
 
     /// Wall time a thread may run without a trapped syscall before the watchdog
-    /// preempts it (the run is then flagged possibly non-deterministic).
-    #[arg(long, default_value = "100ms", value_name = "DURATION")]
+    /// preempts it (the run is then flagged possibly non-deterministic). Long
+    /// enough that a busy machine does not turn an ordinary burst of
+    /// computation (a GC, a compaction) into a preemption.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub spin_limit: String,
 
     /// Do not pin the supervisor and the program to one host CPU (pinning makes

@@ -196,6 +196,7 @@ fn spinning_beside_a_runnable_thread_is_flagged() {
     let run = Exec::program(Program::c("spin"))
         .arg("1")
         .arg(SPIN_ITERATIONS)
+        .option("--spin-limit", "200ms")
         .seed(47)
         .run();
     run.expect_success();
