@@ -367,6 +367,13 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
             node.name, node.outcome
         );
     }
+    if outcome.preemptions > 0 {
+        let _ = writeln!(
+            text,
+            "faultline:   warning: the watchdog preempted a thread {} time(s); this seed is possibly non-deterministic",
+            outcome.preemptions
+        );
+    }
     if let Ending::Deadlock(_) = outcome.ending {
         let _ = writeln!(
             text,
