@@ -44,26 +44,32 @@ Two runs of the same seed print the same trace-hash.")]
     Exec(ExecArgs),
     /// Run a multi-node scenario file for one or many seeds.
     #[command(after_help = "EXAMPLES:\n  \
-faultline run scenarios/http-pair.toml              the file's seeds\n  \
-faultline run scenarios/http-pair.toml --seeds 100  the first 100 seeds of this scenario\n  \
-faultline run scenarios/http-pair.toml --seed 0x2f1c...   one seed again\n\n\
-SCENARIO FILE:\n  \
-name = \"http-pair\"          # seeds derive from it\n  \
-duration = \"20s\"            # virtual time per seed\n  \
+faultline run harness/etcd-binary/etcd3.toml                the file's seeds\n  \
+faultline run scenario.toml --seeds 200 -j 2 --keep-going   200 seeds, 2 at a time\n  \
+faultline run scenario.toml --seed 0x2f1c6a0e9b1d4c77       one seed again\n  \
+faultline run scenario.toml --seeds 400 --shard-count 4     with $JOB_COMPLETION_INDEX set\n\n\
+SCENARIO FILE (every key in the README, section Scenarios):\n  \
+name = \"kv\"                 # seeds derive from it\n  \
+duration = \"30s\"            # virtual time per seed\n  \
 seeds = 10                   # optional default for --seeds\n  \
 [net]                        # optional: delay_min, delay_max, udp_loss\n  \
-[[node]]                     # one per host: 127.77.0.1, .2, ... in file order\n  \
-name = \"server\"\n  \
-command = [\"./httpserver\", \"-addr\", \":8080\"]   # relative to the file\n  \
-env = { KEY = \"value\" }    # optional; {node_dir} = a fresh directory per seed\n  \
-[[fault]]\n  \
-kind = \"partition\"          # cut hosts off at a virtual time\n  \
-at = \"2s\"\n  \
-until = \"6s\"                # optional heal\n  \
-isolate = [\"server\"]\n  \
-one_way = false\n\n\
-A seed fails when a node exits non-zero or dies on a signal; nodes still\n\
-running at the end pass. Node output: DIR/<scenario>/<seed>/<node>.stdout/.stderr.\n\n\
+[disk]                       # optional: metadata = \"posix\" | \"ordered\"\n  \
+[[node]]                     # one host per node: 127.77.0.1, .2, ... in file order\n  \
+name = \"kv\"\n  \
+command = [\"./kvserver\", \"--data\", \"/data/kv\"]   # relative to the file\n  \
+data_dir = \"/data/kv\"       # optional: the node's simulated disk\n  \
+env = { KEY = \"value\" }    # optional; {node_dir}, {history} are expanded\n  \
+restart_on_exit = true       # optional (or reboot_on_exit)\n  \
+[[fault]]                    # kind = partition | crash | fsync_error | write_error\n  \
+kind = \"crash\"              #        | lying_fsync | lose_dir_entries\n  \
+every = \"1s\"\n  \
+min_down = \"10ms\"\n  \
+max_down = \"500ms\"\n  \
+[check]                      # optional: stderr_patterns = [...], command = [...]\n  \
+[[pinned]]                   # added by `faultline pin`\n\n\
+CHECKS: node exits, stderr patterns, linearizability of $FAULTLINE_HISTORY, the checker command.\n\
+ARTIFACTS: DIR/<scenario>/<seed>/: report.json, trace.jsonl, faults.json, net.jsonl,\n\
+timeline.txt, timeline.html, history.jsonl, <node>.stdout/.stderr, <node>.disk/.\n\n\
 EXIT CODES: 0 every seed passed, 1 a seed failed, 2 bad input.")]
     Run(RunArgs),
     /// Run a seed again from its artifact directory and check the run is identical.
