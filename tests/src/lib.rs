@@ -12,6 +12,7 @@
 
 pub mod checks;
 pub mod exec;
+pub mod kv;
 pub mod output;
 pub mod paths;
 pub mod procs;

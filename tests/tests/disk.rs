@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use faultline_e2e::checks::run_scenario_twice;
+use faultline_e2e::kv::KvScenario;
 use faultline_e2e::paths::{scratch_dir, workspace_root};
 use faultline_e2e::{NodeOutcome, Program, ScenarioFile, ScenarioRun};
 
@@ -32,51 +33,19 @@ impl Server {
     }
 }
 
-/// Writes a kv scenario: one server with its WAL on `data_dir`, restarted
-/// when it exits (it stops itself after an fsync error), one client doing
-/// `puts` puts, crashes of the server about every 500 ms, and fsync EIO and
-/// write ENOSPC each with probability `eio`.
+/// Writes the kv scenario (see `faultline_e2e::kv`) with `server`, `bug`,
+/// `puts` and fsync EIO and write ENOSPC each with probability `eio`.
 fn kv_scenario(tag: &str, server: Server, bug: Option<&str>, puts: u32, eio: f64) -> ScenarioFile {
     let dir = scratch_dir(&format!("disk-{tag}"));
-    let data = dir.join("mnt").join("kv");
-    let bug_args = bug.map_or(String::new(), |b| format!(r#", "--bug", "{b}""#));
-    let client = workspace_root().join("target/release/kvclient");
-    let text = format!(
-        r#"name = "kv-{tag}"
-duration = "60s"
-
-[[node]]
-name = "kv"
-data_dir = "{data}"
-command = ["{server}", "--listen", "0.0.0.0:7000", "--data", "{data}"{bug_args}]
-restart_on_exit = true
-
-[[node]]
-name = "client"
-command = ["{client}", "--server", "kv:7000", "--puts", "{puts}"]
-
-[[fault]]
-kind = "crash"
-every = "500ms"
-min_down = "10ms"
-max_down = "50ms"
-nodes = ["kv"]
-
-[[fault]]
-kind = "fsync_error"
-probability = {eio}
-nodes = ["kv"]
-
-[[fault]]
-kind = "write_error"
-errno = "ENOSPC"
-probability = {eio}
-nodes = ["kv"]
-"#,
-        data = data.display(),
-        server = server.path().display(),
-        client = client.display(),
-    );
+    let name = format!("kv-{tag}");
+    let text = KvScenario {
+        server: server.path(),
+        bug,
+        puts,
+        eio,
+        ..KvScenario::rust(&name)
+    }
+    .toml(&dir);
     ScenarioFile::raw(&dir, "kv.toml", &text)
 }
 

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use faultline_e2e::exec::{run_command, DEFAULT_TIMEOUT};
-use faultline_e2e::paths::{faultline_bin, scratch_dir, workspace_root};
+use faultline_e2e::kv::KvScenario;
+use faultline_e2e::paths::{faultline_bin, scratch_dir};
 use faultline_e2e::{Run, ScenarioFile, ScenarioRun};
 
 /// The first stderr line of `run` containing `needle`, if any.
@@ -31,39 +32,16 @@ fn sh_scenario(tag: &str, script: &str, extra: &str) -> ScenarioFile {
     ScenarioFile::raw(&dir, "s.toml", &text)
 }
 
-/// The kv scenario with the no-dir-fsync bug (or without), as in disk.rs.
+/// The kv scenario (see `faultline_e2e::kv`) with the no-dir-fsync bug or without.
 fn kv_text(name: &str, dir: &Path, bug: bool) -> String {
-    let data = dir.join("mnt").join("kv");
-    let bug = if bug {
-        r#", "--bug", "no-dir-fsync""#
-    } else {
-        ""
-    };
-    format!(
-        r#"name = "{name}"
-duration = "30s"
-
-[[node]]
-name = "kv"
-data_dir = "{data}"
-command = ["{server}", "--listen", "0.0.0.0:7000", "--data", "{data}"{bug}]
-restart_on_exit = true
-
-[[node]]
-name = "client"
-command = ["{client}", "--server", "kv:7000", "--puts", "60"]
-
-[[fault]]
-kind = "crash"
-every = "500ms"
-min_down = "10ms"
-max_down = "50ms"
-nodes = ["kv"]
-"#,
-        data = data.display(),
-        server = workspace_root().join("target/release/kvserver").display(),
-        client = workspace_root().join("target/release/kvclient").display(),
-    )
+    let bug = bug.then_some("no-dir-fsync");
+    KvScenario {
+        duration: "30s",
+        bug,
+        puts: 60,
+        ..KvScenario::rust(name)
+    }
+    .toml(dir)
 }
 
 /// The artifact directory of the first failing seed of a run.

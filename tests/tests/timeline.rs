@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 use faultline_e2e::exec::{
     collect, drain, kill_group, run_command, tail, wait_until, DEFAULT_TIMEOUT,
 };
-use faultline_e2e::paths::{faultline_bin, scratch_dir, workspace_root};
+use faultline_e2e::kv::KvScenario;
+use faultline_e2e::paths::{faultline_bin, scratch_dir};
 use faultline_e2e::ScenarioFile;
 
 /// Debian's chromium package.
@@ -40,36 +41,14 @@ const PIPE_GRACE: Duration = Duration::from_secs(10);
 const LANE_COLORS: [[u8; 3]; 2] = [[0xe8, 0xf0, 0xfc], [0xf3, 0xf7, 0xfd]];
 const FAIL_RED: [u8; 3] = [0xd6, 0x27, 0x28];
 
-/// Writes the kv scenario with the server's `no-dir-fsync` bug and random
-/// crashes (the pattern of `disk.rs`).
+/// Writes the kv scenario (see `faultline_e2e::kv`) with the server's
+/// `no-dir-fsync` bug.
 fn buggy_kv_scenario(dir: &Path) -> ScenarioFile {
-    let data = dir.join("mnt").join("kv");
-    let release = workspace_root().join("target/release");
-    let text = format!(
-        r#"name = "kv-timeline"
-duration = "60s"
-
-[[node]]
-name = "kv"
-data_dir = "{data}"
-command = ["{server}", "--listen", "0.0.0.0:7000", "--data", "{data}", "--bug", "no-dir-fsync"]
-restart_on_exit = true
-
-[[node]]
-name = "client"
-command = ["{client}", "--server", "kv:7000", "--puts", "100"]
-
-[[fault]]
-kind = "crash"
-every = "500ms"
-min_down = "10ms"
-max_down = "50ms"
-nodes = ["kv"]
-"#,
-        data = data.display(),
-        server = release.join("kvserver").display(),
-        client = release.join("kvclient").display(),
-    );
+    let text = KvScenario {
+        bug: Some("no-dir-fsync"),
+        ..KvScenario::rust("kv-timeline")
+    }
+    .toml(dir);
     ScenarioFile::raw(dir, "kv.toml", &text)
 }
 
