@@ -7,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 
 use crate::cli::{RunArgs, SimArgs};
 use crate::run_cmd::SeedResult;
+use crate::scenario::Scenario;
 
 /// The flags that make a child simulate the same machine as this run.
 fn sim_flags(sim: &SimArgs) -> Vec<String> {
@@ -46,7 +47,7 @@ fn spawn(args: &RunArgs, seed: u64) -> Result<Child, String> {
 
 /// Runs `seeds` with at most `args.jobs` at a time; stops starting new ones
 /// after a failure unless --keep-going.
-pub fn run_seeds(args: &RunArgs, seeds: &[u64]) -> Result<Vec<SeedResult>, String> {
+pub fn run_seeds(args: &RunArgs, sc: &Scenario, seeds: &[u64]) -> Result<Vec<SeedResult>, String> {
     let mut queue = seeds.iter().copied().enumerate();
     let mut running: Vec<(usize, u64, Child)> = Vec::new();
     let mut done: BTreeMap<usize, (SeedResult, Vec<u8>)> = BTreeMap::new();
@@ -73,7 +74,7 @@ pub fn run_seeds(args: &RunArgs, seeds: &[u64]) -> Result<Vec<SeedResult>, Strin
         }
         let pass = out.status.code() == Some(0);
         failed |= !pass;
-        let hash = recorded_hash(args, seed).unwrap_or(0);
+        let hash = recorded_hash(args, sc, seed).unwrap_or(0);
         done.insert(
             i,
             (
@@ -99,9 +100,8 @@ pub fn run_seeds(args: &RunArgs, seeds: &[u64]) -> Result<Vec<SeedResult>, Strin
 }
 
 /// The trace hash a child recorded in its seed's report.json.
-fn recorded_hash(args: &RunArgs, seed: u64) -> Option<u64> {
-    let sc = crate::scenario::load(&args.file).ok()?;
-    let dir = crate::run_cmd::seed_dir(args, &sc, seed);
+fn recorded_hash(args: &RunArgs, sc: &Scenario, seed: u64) -> Option<u64> {
+    let dir = crate::run_cmd::seed_dir(args, sc, seed);
     let text = std::fs::read_to_string(dir.join("report.json")).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     crate::cli::parse_seed(v.get("trace_hash")?.as_str()?).ok()

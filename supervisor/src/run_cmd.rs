@@ -55,7 +55,7 @@ pub fn run(args: &RunArgs) -> i32 {
         }
     };
     let results = if args.jobs > 1 && seeds.len() > 1 {
-        crate::parallel::run_seeds(args, &seeds)
+        crate::parallel::run_seeds(args, &sc, &seeds)
     } else {
         run_in_process(&sc, args, &seeds)
     };
