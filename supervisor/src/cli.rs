@@ -184,6 +184,19 @@ pub struct SimArgs {
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub spin_limit: String,
 
+    /// Hide the vDSO instead of putting faultline's in each process: every
+    /// clock read then costs a ptrace stop. The trace is the same either way;
+    /// this is for comparing the two paths and for kernels whose vDSO is too
+    /// small for faultline's image (that case falls back by itself).
+    #[arg(long)]
+    pub no_vdso: bool,
+
+    /// Every N-th clock read of a process is a scheduling point that costs
+    /// --step-cost (so loops that poll the clock see time move); the other
+    /// reads are answered in place. 1 makes every read a scheduling point.
+    #[arg(long, default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub clock_step_every: u32,
+
     /// Do not pin the supervisor and the program to one host CPU (pinning makes
     /// each ptrace stop about 3x cheaper; the program still sees --cpus CPUs).
     #[arg(long)]

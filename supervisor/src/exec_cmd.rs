@@ -42,6 +42,8 @@ pub fn config(sim: &SimArgs, seed: u64) -> Result<Config, String> {
         pin_cpu: !sim.no_pin,
         signals_at: Vec::new(),
         until_ns: None,
+        vdso: !sim.no_vdso,
+        clock_step_every: sim.clock_step_every,
     })
 }
 

@@ -4,6 +4,7 @@ mod artifacts;
 mod auxv;
 mod checks;
 mod cli;
+mod clock_reads;
 mod diskstate;
 mod duration;
 mod exec_cmd;
@@ -26,6 +27,7 @@ mod timeline;
 mod trace;
 mod tracee;
 mod vclock;
+mod vdso;
 mod watchdog;
 mod world;
 

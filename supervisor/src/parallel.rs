@@ -20,9 +20,14 @@ fn sim_flags(sim: &SimArgs) -> Vec<String> {
         sim.step_cost.clone(),
         "--spin-limit".into(),
         sim.spin_limit.clone(),
+        "--clock-step-every".into(),
+        sim.clock_step_every.to_string(),
     ];
     if sim.no_pin {
         flags.push("--no-pin".into());
+    }
+    if sim.no_vdso {
+        flags.push("--no-vdso".into());
     }
     flags
 }

@@ -46,6 +46,11 @@ pub struct Config {
     pub until_ns: Option<u64>,
     /// Signals faultline sends the program: (virtual ns, signal number).
     pub signals_at: Vec<(u64, i32)>,
+    /// Put faultline's vDSO in every process, so clock reads need no stop.
+    pub vdso: bool,
+    /// Every N-th clock read of an address space is a scheduling point (and
+    /// costs `step_cost_ns`); the others are answered in place.
+    pub clock_step_every: u32,
 }
 
 /// How a run ended.
@@ -124,6 +129,11 @@ pub struct Supervisor {
     /// A process whose threads are all exiting: the step ends when it is gone,
     /// so its exit is observed at the same point of every run.
     group_exit: Option<i32>,
+    /// The faultline vDSO of each address space that has one.
+    pub(crate) vdso_pages: HashMap<u32, crate::vdso::VdsoPage>,
+    /// Clock reads since the last scheduling one, per address space without
+    /// the vDSO (the vDSO counts in its page).
+    pub(crate) clock_reads: HashMap<u32, u32>,
 }
 
 /// A program faultline launched (a node of a scenario, or `exec`'s program).
@@ -215,6 +225,8 @@ impl Supervisor {
             exit_hook: None,
             group_exit: None,
             crashing: false,
+            vdso_pages: HashMap::new(),
+            clock_reads: HashMap::new(),
         }
     }
 
@@ -391,6 +403,10 @@ impl Supervisor {
         }
         if let Some(parent) = parent {
             self.net.fork_epolls(parent, pid);
+            let parent_mm = self.procs[&parent].mm;
+            if parent_mm != mm {
+                self.inherit_clock_state(parent_mm, mm);
+            }
         }
         let vpid = self.next_vpid;
         self.next_vpid += 1;
@@ -833,6 +849,7 @@ impl Supervisor {
     }
 
     fn go(&mut self, pid: i32, tid: i32, sig: i32, to_exit: bool) {
+        self.refresh_vdso(pid);
         self.watchdog.running(pid, tid);
         let _ = if to_exit {
             tracee::cont_to_syscall_exit(tid)
@@ -912,7 +929,9 @@ impl Supervisor {
                 match tracee::get_regs(tid) {
                     Ok(regs) => {
                         self.threads.get_mut(&vtid).expect("thread").regs = regs;
-                        self.dispatch(vtid, regs);
+                        if !self.dispatch(vtid, regs) {
+                            return StepEnd::Running;
+                        }
                     }
                     Err(_) => self.mark_dying(vtid),
                 }
@@ -1018,6 +1037,7 @@ impl Supervisor {
         let Some(p) = self.procs.remove(&pid) else {
             return;
         };
+        self.forget_mm(p.mm);
         self.signal_timers.retain(|t| t.pid != pid);
         // Its descriptors close: peers of its sockets see FIN or RST.
         let now = self.clock.now();
@@ -1170,13 +1190,15 @@ impl Supervisor {
         self.data_rng.fill(&mut random);
         let mm = self.new_mm();
         let rsp = tracee::get_regs(pid).map(|r| r.rsp).unwrap_or(0);
-        let name = crate::auxv::rewrite(pid, rsp, random).unwrap_or_default();
+        let mut install = |base: u64| self.install_vdso(pid, mm, base);
+        let name = crate::auxv::rewrite(pid, rsp, random, &mut install).unwrap_or_default();
         self.forget_closed_on_exec(pid);
         let p = self.procs.get_mut(&pid).expect("exec'ing process");
-        p.mm = mm;
+        let old_mm = std::mem::replace(&mut p.mm, mm);
         p.restart_mask = 0;
         p.name = name.clone();
         let vfork_parent = p.vfork_parent.take();
+        self.forget_mm(old_mm);
         let t = self.threads.get_mut(&vtid).expect("thread");
         t.clear_tid = 0;
         self.record(vtid, "exec", &[], &name);

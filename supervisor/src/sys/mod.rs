@@ -58,8 +58,10 @@ fn pass() -> Action {
 }
 
 impl Supervisor {
-    /// Handles the seccomp stop of `vtid` with registers `regs`.
-    pub(crate) fn dispatch(&mut self, vtid: Vtid, regs: Regs) {
+    /// Handles the seccomp stop of `vtid` with registers `regs`. Returns
+    /// false if the call was answered in place and the thread runs on (the
+    /// step goes on), true if the thread reached a scheduling point.
+    pub(crate) fn dispatch(&mut self, vtid: Vtid, regs: Regs) -> bool {
         let th = &self.threads[&vtid];
         let call = Call {
             vtid,
@@ -70,6 +72,17 @@ impl Supervisor {
             regs,
         };
         let mut trace_args: Vec<i64> = Vec::new();
+        if self.answers_in_place(&call) {
+            if let Action::Now(Resume::Return(v)) = self.handle(&call, &mut trace_args) {
+                let mut regs = regs;
+                regs.orig_rax = u64::MAX;
+                regs.rax = v as u64;
+                if crate::tracee::set_regs(call.tid, &regs).is_ok() {
+                    let _ = crate::tracee::cont(call.tid, 0);
+                }
+                return false;
+            }
+        }
         let action = self.handle(&call, &mut trace_args);
         // A re-executed call's deadline is for that call only.
         self.threads
@@ -86,6 +99,7 @@ impl Supervisor {
             Action::Park(w) => ThreadState::Parked(w),
         };
         self.threads.get_mut(&vtid).expect("thread").state = state;
+        true
     }
 
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name

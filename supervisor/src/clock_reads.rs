@@ -1,0 +1,107 @@
+//! Which clock reads are scheduling points, and the faultline vDSO's life
+//! in each address space (installed at exec, inherited by fork, kept current
+//! before every resume, dropped with the last process that uses it).
+//!
+//! Every `--clock-step-every`-th clock read of an address space is a
+//! scheduling point that costs `--step-cost`; the others are answered in
+//! place. The vDSO image counts its reads in its time page; the trapping
+//! path keeps the same count here, so both give one trace.
+
+use crate::supervisor::Supervisor;
+use crate::sys::Call;
+use crate::vdso::{Clocks, VdsoPage};
+
+impl Supervisor {
+    /// The clocks the vDSO page must show now.
+    fn page_clocks(&self) -> Clocks {
+        Clocks {
+            mono_ns: self.clock.read(libc::CLOCK_MONOTONIC) as u64,
+            real_ns: self.clock.read(libc::CLOCK_REALTIME) as i64,
+        }
+    }
+
+    /// At an exec stop: puts the image at `base` (the kernel's vDSO) for the
+    /// new address space `mm`. False if the vDSO is off or cannot be used.
+    pub(crate) fn install_vdso(&mut self, pid: i32, mm: u32, base: u64) -> bool {
+        if !self.cfg.vdso {
+            return false;
+        }
+        let every = self.cfg.clock_step_every.max(1);
+        match VdsoPage::install(pid, base, every, self.page_clocks()) {
+            Ok(page) => {
+                self.vdso_pages.insert(mm, page);
+                true
+            }
+            Err(e) => {
+                self.report_once(format!(
+                    "the faultline vDSO is not used ({e}); every clock read traps"
+                ));
+                false
+            }
+        }
+    }
+
+    /// A forked child (new address space `child_mm`) inherits its parent's
+    /// page (its copy is at the same address) and read count.
+    pub(crate) fn inherit_clock_state(&mut self, parent_mm: u32, child_mm: u32) {
+        if let Some(page) = self.vdso_pages.get(&parent_mm).cloned() {
+            self.vdso_pages.insert(child_mm, page);
+        }
+        if let Some(&n) = self.clock_reads.get(&parent_mm) {
+            self.clock_reads.insert(child_mm, n);
+        }
+    }
+
+    /// Forgets an address space no process uses any more.
+    pub(crate) fn forget_mm(&mut self, mm: u32) {
+        if !self.procs.values().any(|p| p.mm == mm) {
+            self.vdso_pages.remove(&mm);
+            self.clock_reads.remove(&mm);
+        }
+    }
+
+    /// Before `pid` runs: its page shows the current virtual time.
+    pub(crate) fn refresh_vdso(&mut self, pid: i32) {
+        let Some(mm) = self.procs.get(&pid).map(|p| p.mm) else {
+            return;
+        };
+        let clocks = self.page_clocks();
+        if let Some(page) = self.vdso_pages.get_mut(&mm) {
+            page.refresh(pid, clocks);
+        }
+    }
+
+    /// True if the trapped call `c` is answered in place, without a
+    /// scheduling point: getcpu always, and clock reads but every N-th.
+    pub(crate) fn answers_in_place(&mut self, c: &Call) -> bool {
+        match c.nr {
+            libc::SYS_getcpu => true,
+            libc::SYS_clock_gettime | libc::SYS_gettimeofday | libc::SYS_time => {
+                !self.clock_read_is_step(c)
+            }
+            _ => false,
+        }
+    }
+
+    fn clock_read_is_step(&mut self, c: &Call) -> bool {
+        let every = self.cfg.clock_step_every.max(1);
+        let mm = self.procs[&c.pid].mm;
+        if let Some(page) = self.vdso_pages.get(&mm) {
+            if page.made_call(c.regs.rip) {
+                return true; // the image counted it and chose to trap
+            }
+            // The program made the call itself: count it on the page.
+            let n = page.reads(c.pid).unwrap_or(0) + 1;
+            let step = n >= every;
+            let _ = page.set_reads(c.pid, if step { 0 } else { n });
+            return step;
+        }
+        let count = self.clock_reads.entry(mm).or_insert(0);
+        *count += 1;
+        if *count >= every {
+            *count = 0;
+            return true;
+        }
+        false
+    }
+}

@@ -1,0 +1,309 @@
+//! The faultline vDSO: an ELF image (built from `vdso/vdso.c`) copied over
+//! the kernel's vDSO of every simulated process at exec, so that glibc's and
+//! Go's clock reads are answered in-process from a time page the supervisor
+//! writes, instead of costing a ptrace stop each.
+//!
+//! The kernel's vDSO mapping is sealed (mprotect fails), so the time page is
+//! a separate anonymous page the supervisor has the process map at exec, at
+//! a fixed low address (`fl_page_addr` in the image). Before it resumes a
+//! thread the supervisor rewrites the page's clocks if virtual time moved
+//! since the last write to that address space. Every `every`-th read still
+//! traps (the image counts reads in the page), and the trapping path counts
+//! the same way, so a run's trace is the same with the vDSO on or off.
+
+use std::io;
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use crate::tracee;
+
+/// The image as built by build.rs.
+const IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/faultline-vdso.so"));
+
+// Offsets of the time page's fields (struct fl_time in vdso.c).
+const OFF_CLOCKS: u64 = 0; // mono_ns: u64, real_ns: i64
+const OFF_READS: u64 = 16; // reads: u32
+const OFF_EVERY: u64 = 20; // every: u32
+const PAGE_LEN: u64 = 4096;
+
+/// The symbols glibc and the Go runtime look up, all at version LINUX_2.6.
+pub const EXPORTS: [&str; 4] = [
+    "__vdso_clock_gettime",
+    "__vdso_gettimeofday",
+    "__vdso_time",
+    "__vdso_getcpu",
+];
+
+/// Where the parts of the image are, relative to its load address.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    /// Where the time page is mapped in every process (`fl_page_addr`).
+    time_page: u64,
+    /// Offset of `fl_inject`: `mov r12, rax; syscall; int3`, to make the
+    /// process map the time page.
+    inject: u64,
+    /// The code, to tell the image's own trapping reads from the program's.
+    text: Range<u64>,
+}
+
+/// The image's layout, validated once; an error says why the image cannot
+/// be used (and clock reads then all trap).
+pub fn layout() -> Result<&'static Layout, &'static str> {
+    static LAYOUT: OnceLock<Result<Layout, String>> = OnceLock::new();
+    LAYOUT
+        .get_or_init(|| inspect(IMAGE))
+        .as_ref()
+        .map_err(|e| e.as_str())
+}
+
+/// Checks what the vDSO parsers of glibc and Go rely on: one PT_LOAD at
+/// address 0 whose addresses are file offsets, a PT_DYNAMIC, no relocations,
+/// the exported functions, and the two symbols the supervisor uses.
+fn inspect(image: &[u8]) -> Result<Layout, String> {
+    use goblin::elf::program_header::{PT_DYNAMIC, PT_LOAD};
+    let elf = goblin::elf::Elf::parse(image).map_err(|e| format!("not an ELF image: {e}"))?;
+    let loads: Vec<_> = elf
+        .program_headers
+        .iter()
+        .filter(|p| p.p_type == PT_LOAD)
+        .collect();
+    if loads.len() != 1 || loads[0].p_vaddr != 0 || loads[0].p_offset != 0 {
+        return Err("the image must be one PT_LOAD at address 0".into());
+    }
+    if !elf.program_headers.iter().any(|p| p.p_type == PT_DYNAMIC) {
+        return Err("the image has no PT_DYNAMIC".into());
+    }
+    if !elf.dynrelas.is_empty() || !elf.dynrels.is_empty() || !elf.pltrelocs.is_empty() {
+        return Err("the image has relocations".into());
+    }
+    for name in EXPORTS {
+        let found = elf.dynsyms.iter().any(|s| {
+            s.is_function() && s.st_value != 0 && elf.dynstrtab.get_at(s.st_name) == Some(name)
+        });
+        if !found {
+            return Err(format!("the image does not export {name}"));
+        }
+    }
+    let symbol = |name: &str| {
+        elf.syms
+            .iter()
+            .find(|s| elf.strtab.get_at(s.st_name) == Some(name))
+            .map(|s| s.st_value)
+            .ok_or(format!("the image has no {name} symbol"))
+    };
+    let at = symbol("fl_page_addr")? as usize;
+    let time_page = image
+        .get(at..at + 8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .filter(|&a| a != 0 && a % PAGE_LEN == 0)
+        .ok_or("fl_page_addr is not a page address")?;
+    let inject = symbol("fl_inject")?;
+    const STUB: [u8; 6] = [0x4c, 0x89, 0xe0, 0x0f, 0x05, 0xcc]; // mov %r12,%rax; syscall; int3
+    if image.get(inject as usize..inject as usize + STUB.len()) != Some(&STUB) {
+        return Err("fl_inject is not `mov %r12, %rax; syscall; int3`".into());
+    }
+    let text = elf
+        .section_headers
+        .iter()
+        .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".text"))
+        .map(|s| s.sh_addr..s.sh_addr + s.sh_size)
+        .ok_or("the image has no .text")?;
+    Ok(Layout {
+        time_page,
+        inject,
+        text,
+    })
+}
+
+/// Bytes of the kernel's vDSO mapping (the same for every process of this
+/// kernel): the image must fit in it. 0 if there is none.
+pub fn kernel_vdso_len() -> u64 {
+    static LEN: OnceLock<u64> = OnceLock::new();
+    *LEN.get_or_init(|| {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+        maps.lines()
+            .find(|l| l.ends_with("[vdso]"))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|range| range.split_once('-'))
+            .and_then(|(a, b)| {
+                let a = u64::from_str_radix(a, 16).ok()?;
+                let b = u64::from_str_radix(b, 16).ok()?;
+                b.checked_sub(a)
+            })
+            .unwrap_or(0)
+    })
+}
+
+/// The clocks as the page holds them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clocks {
+    /// CLOCK_MONOTONIC in ns.
+    pub mono_ns: u64,
+    /// CLOCK_REALTIME in ns since 1970.
+    pub real_ns: i64,
+}
+
+impl Clocks {
+    fn bytes(self) -> [u8; 16] {
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&self.mono_ns.to_le_bytes());
+        b[8..].copy_from_slice(&self.real_ns.to_le_bytes());
+        b
+    }
+}
+
+/// The faultline vDSO installed in one address space.
+#[derive(Debug, Clone)]
+pub struct VdsoPage {
+    /// Where the image is mapped.
+    base: u64,
+    /// The clocks last written.
+    written: Option<Clocks>,
+}
+
+impl VdsoPage {
+    /// Copies the image over the kernel's vDSO at `base` in process `pid`
+    /// (stopped at its exec), has the process map its time page and writes
+    /// the first clocks.
+    pub fn install(pid: i32, base: u64, every: u32, clocks: Clocks) -> io::Result<VdsoPage> {
+        let layout = layout().map_err(io::Error::other)?;
+        let len = kernel_vdso_len() as usize;
+        if len < IMAGE.len() {
+            return Err(io::Error::other(format!(
+                "the kernel's vDSO ({len} bytes) is smaller than the image ({})",
+                IMAGE.len()
+            )));
+        }
+        let mut bytes = IMAGE.to_vec();
+        bytes.resize(len, 0);
+        tracee::write_mem(pid, base, &bytes)?;
+        map_time_page(pid, base + layout.inject, layout.time_page)?;
+        let mut page = [0u8; 24];
+        page[..16].copy_from_slice(&clocks.bytes());
+        page[OFF_EVERY as usize..].copy_from_slice(&every.to_le_bytes());
+        tracee::write_mem(pid, layout.time_page, &page)?;
+        Ok(VdsoPage {
+            base,
+            written: Some(clocks),
+        })
+    }
+
+    /// Makes the page of `pid`'s address space show `clocks` (one small
+    /// write when they changed).
+    pub fn refresh(&mut self, pid: i32, clocks: Clocks) {
+        if self.written == Some(clocks) {
+            return;
+        }
+        if tracee::write_mem(pid, time_addr(OFF_CLOCKS), &clocks.bytes()).is_ok() {
+            self.written = Some(clocks);
+        }
+    }
+
+    /// True if a system call that stopped with `rip` was made by the image
+    /// (its every-`every`-th read, already counted).
+    pub fn made_call(&self, rip: u64) -> bool {
+        let layout = layout().expect("installed, so valid");
+        rip.checked_sub(self.base)
+            .is_some_and(|off| layout.text.contains(&off))
+    }
+
+    /// Reads the page's count of reads since the last one that trapped.
+    pub fn reads(&self, pid: i32) -> io::Result<u32> {
+        tracee::read_val::<u32>(pid, time_addr(OFF_READS))
+    }
+
+    /// Sets that count (after a read the program made without the image).
+    pub fn set_reads(&self, pid: i32, n: u32) -> io::Result<()> {
+        tracee::write_val(pid, time_addr(OFF_READS), &n)
+    }
+}
+
+fn time_addr(off: u64) -> u64 {
+    layout().expect("installed, so valid").time_page + off
+}
+
+/// Makes `pid`, stopped at its exec, map one read-write page at `addr` by
+/// running `mmap` at `syscall_at` (the image's `fl_inject`), then puts
+/// its registers back.
+fn map_time_page(pid: i32, syscall_at: u64, addr: u64) -> io::Result<()> {
+    let saved = tracee::get_regs(pid)?;
+    let mut regs = saved;
+    regs.rip = syscall_at;
+    regs.r12 = libc::SYS_mmap as u64;
+    regs.orig_rax = u64::MAX;
+    regs.rdi = addr;
+    regs.rsi = PAGE_LEN;
+    regs.rdx = (libc::PROT_READ | libc::PROT_WRITE) as u64;
+    regs.r10 = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE) as u64;
+    regs.r8 = u64::MAX;
+    regs.r9 = 0;
+    tracee::set_regs(pid, &regs)?;
+    tracee::cont(pid, 0)?;
+    let mut status = 0;
+    let r = unsafe { libc::waitpid(pid, &mut status, libc::__WALL) };
+    let trapped = r == pid && libc::WIFSTOPPED(status) && libc::WSTOPSIG(status) == libc::SIGTRAP;
+    let result = if trapped {
+        tracee::get_regs(pid).map(|r| r.rax)
+    } else {
+        Err(io::Error::other(format!(
+            "mapping the time page stopped the process unexpectedly (status {status:#x})"
+        )))
+    };
+    if libc::WIFSTOPPED(status) {
+        tracee::set_regs(pid, &saved)?;
+    }
+    match result? {
+        got if got == addr => Ok(()),
+        got => Err(io::Error::other(format!(
+            "the time page cannot be mapped at {addr:#x} (mmap returned {})",
+            got as i64
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_image_is_what_vdso_parsers_expect() {
+        let layout = inspect(IMAGE).expect("valid image");
+        assert!(layout.text.contains(&layout.inject));
+        assert!(
+            layout.time_page < 0x40_0000,
+            "below executables' load address"
+        );
+        assert!(IMAGE.len() <= 8192, "fits a two-page vDSO");
+    }
+
+    #[test]
+    fn exports_carry_the_linux_2_6_version() {
+        let elf = goblin::elf::Elf::parse(IMAGE).unwrap();
+        let verdef = elf.verdef.as_ref().expect("version definitions");
+        let names: Vec<&str> = verdef
+            .iter()
+            .filter_map(|d| d.iter().next())
+            .filter_map(|aux| elf.dynstrtab.get_at(aux.vda_name))
+            .collect();
+        assert!(names.contains(&"LINUX_2.6"), "{names:?}");
+        let versym = elf.versym.as_ref().expect("symbol versions");
+        for (i, sym) in elf.dynsyms.iter().enumerate() {
+            if sym.is_function() {
+                let v = versym.get_at(i).expect("versym entry");
+                assert_eq!(v.version(), 2, "every function is at LINUX_2.6");
+            }
+        }
+    }
+
+    #[test]
+    fn a_broken_image_is_refused_with_a_reason() {
+        assert!(inspect(&IMAGE[..64]).is_err());
+        let mut no_trap = IMAGE.to_vec();
+        let inject = inspect(IMAGE).unwrap().inject as usize;
+        no_trap[inject + 5] = 0x90;
+        assert_eq!(
+            inspect(&no_trap).unwrap_err(),
+            "fl_inject is not `mov %r12, %rax; syscall; int3`"
+        );
+    }
+}
