@@ -191,9 +191,11 @@ pub struct SimArgs {
     #[arg(long)]
     pub no_vdso: bool,
 
-    /// Every N-th clock read of a process is a scheduling point that costs
-    /// --step-cost (so loops that poll the clock see time move); the other
-    /// reads are answered in place. 1 makes every read a scheduling point.
+    /// Every N-th clock read of a process is a scheduling point; the other
+    /// reads are answered in place (by faultline's vDSO, without a ptrace
+    /// stop). Each read still costs --step-cost, charged at the N-th, so
+    /// loops that poll the clock see time move. 1 makes every read a
+    /// scheduling point.
     #[arg(long, default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub clock_step_every: u32,
 

@@ -3,8 +3,9 @@
 //! before every resume, dropped with the last process that uses it).
 //!
 //! Every `--clock-step-every`-th clock read of an address space is a
-//! scheduling point that costs `--step-cost`; the others are answered in
-//! place. The vDSO image counts its reads in its time page; the trapping
+//! scheduling point; the others are answered in place, and that scheduling
+//! read charges `--step-cost` for each of them, so time passes per read as
+//! if every read were a step. The vDSO image counts its reads in its time page; the trapping
 //! path keeps the same count here, so both give one trace.
 
 use crate::supervisor::Supervisor;
@@ -77,7 +78,16 @@ impl Supervisor {
         match c.nr {
             libc::SYS_getcpu => true,
             libc::SYS_clock_gettime | libc::SYS_gettimeofday | libc::SYS_time => {
-                !self.clock_read_is_step(c)
+                if !self.clock_read_is_step(c) {
+                    return true;
+                }
+                // The reads answered in place since the last step were free:
+                // charge them now, so a loop that polls the clock (or does
+                // work between reads) sees time pass at --step-cost per read.
+                let every = self.cfg.clock_step_every.max(1) as u64;
+                self.clock
+                    .advance_by(self.cfg.step_cost_ns.saturating_mul(every - 1));
+                false
             }
             _ => false,
         }

@@ -48,8 +48,9 @@ pub struct Config {
     pub signals_at: Vec<(u64, i32)>,
     /// Put faultline's vDSO in every process, so clock reads need no stop.
     pub vdso: bool,
-    /// Every N-th clock read of an address space is a scheduling point (and
-    /// costs `step_cost_ns`); the others are answered in place.
+    /// Every N-th clock read of an address space is a scheduling point that
+    /// charges `step_cost_ns` for each of the N; the others are answered in
+    /// place.
     pub clock_step_every: u32,
 }
 
@@ -1407,6 +1408,13 @@ impl Supervisor {
         if sig == libc::SIGSTOP && self.watchdog.take_preemption(tid) {
             self.preemptions += 1;
             self.record(vtid, "preempted", &[], "watchdog");
+            let rip = tracee::get_regs(tid).map_or(0, |r| r.rip);
+            let p = &self.procs[&pid];
+            let msg = format!(
+                "the watchdog preempted thread {vtid} (process {} {:?}) at rip {rip:#x}: it ran {:?} of wall time without a trapped syscall (a spin loop? `addr2line -f -e PROGRAM {rip:#x}` names the function)",
+                p.vpid, p.name, self.cfg.spin_limit
+            );
+            self.report_once(msg);
             self.threads.get_mut(&vtid).expect("thread").state =
                 ThreadState::Ready(Resume::Continue);
             return StepEnd::Done;

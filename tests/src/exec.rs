@@ -110,6 +110,12 @@ impl Exec {
         self
     }
 
+    /// A faultline flag without a value (e.g. `--no-vdso`).
+    pub fn flag(mut self, flag: &str) -> Self {
+        self.options.push(flag.into());
+        self
+    }
+
     /// `--host NAME`: run the program on simulated host NAME (address
     /// 127.77.0.1), with the simulated network.
     pub fn host(self, name: &str) -> Self {
