@@ -40,10 +40,8 @@ pub fn rewrite(
         let key = word(p)?;
         match key {
             AT_NULL => break,
-            AT_SYSINFO_EHDR => {
-                if !install_vdso(word(p + 8)?) {
-                    tracee::write_val(pid, p, &AT_IGNORE)?;
-                }
+            AT_SYSINFO_EHDR if !install_vdso(word(p + 8)?) => {
+                tracee::write_val(pid, p, &AT_IGNORE)?;
             }
             AT_RANDOM => {
                 let at = word(p + 8)?;
