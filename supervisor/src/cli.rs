@@ -16,12 +16,16 @@ them onto one seeded virtual-time scheduler. One seed = one reproducible run.",
 faultline exec -- ./myprog --flag          run once, seed 0\n  \
 faultline exec --seed 7 -- ./myprog        another interleaving\n  \
 faultline exec --check-determinism -- ./myprog   run twice, compare traces\n  \
-faultline exec --trace t.jsonl -- /usr/bin/etcd --version\n\n\
+faultline exec --trace t.jsonl -- /usr/bin/etcd --version\n  \
+faultline run cluster.toml --seeds 100 -j 2   a scenario, 100 seeds (see `faultline run --help`)\n  \
+faultline replay runs/NAME/SEED              the same run again, checked event by event\n\n\
 EXIT CODES (exec):\n  \
 the program's own exit code, or 128+N when signal N killed it;\n  \
+2 a bad flag or argument (the message names it);\n  \
 123 --check-determinism found the two runs differ;\n  \
 124 deadlock (no thread can run, no timer pending) or --timeout reached;\n  \
-125 faultline could not run the program (missing binary, bad flag)."
+125 faultline could not run the program (missing binary, a --trace file it cannot write);\n  \
+127 the kernel would not execute it (no execute permission, not an executable)."
 )]
 pub struct Cli {
     /// What to do.
