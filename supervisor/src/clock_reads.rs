@@ -5,8 +5,9 @@
 //! Every `--clock-step-every`-th clock read of an address space is a
 //! scheduling point; the others are answered in place, and that scheduling
 //! read charges `--step-cost` for each of them, so time passes per read as
-//! if every read were a step. The vDSO image counts its reads in its time page; the trapping
-//! path keeps the same count here, so both give one trace.
+//! if every read were a step. The vDSO image counts its reads in its time
+//! page; the trapping path keeps the same count here, so both give one
+//! trace.
 
 use crate::supervisor::Supervisor;
 use crate::sys::Call;
