@@ -243,8 +243,13 @@ fn nothing_reaches_the_host_network() {
         "tcp 127.0.0.1 connect: Connection refused\n\
          udp 127.0.0.1 sendto: sent\n\
          tcp 127.0.0.2 connect: Network is unreachable\n\
-         udp 127.0.0.2 sendto: Network is unreachable\n",
+         udp 127.0.0.2 sendto: Network is unreachable\n\
+         raw 127.0.0.2 socket: Protocol not supported\n",
         "\n{run}"
+    );
+    assert!(
+        run.faultline_line_with("returning EPROTONOSUPPORT").is_some(),
+        "no report line names the raw socket's refusal\n{run}"
     );
     assert!(
         run.faultline_line_with("127.0.0.2").is_some(),

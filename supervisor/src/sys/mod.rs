@@ -239,7 +239,30 @@ pub fn errno_name(e: i32) -> &'static str {
         libc::ENOSYS => "ENOSYS",
         libc::EPERM => "EPERM",
         libc::EAFNOSUPPORT => "EAFNOSUPPORT",
+        libc::EPROTONOSUPPORT => "EPROTONOSUPPORT",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::ENETUNREACH => "ENETUNREACH",
         libc::EINVAL => "EINVAL",
         _ => "an error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::errno_name;
+
+    #[test]
+    fn every_errno_the_sandbox_refuses_with_has_its_name() {
+        for (errno, name) in [
+            (libc::ENOSYS, "ENOSYS"),
+            (libc::EPERM, "EPERM"),
+            (libc::EAFNOSUPPORT, "EAFNOSUPPORT"),
+            (libc::EPROTONOSUPPORT, "EPROTONOSUPPORT"),
+            (libc::EOPNOTSUPP, "EOPNOTSUPP"),
+            (libc::ENETUNREACH, "ENETUNREACH"),
+            (libc::EINVAL, "EINVAL"),
+        ] {
+            assert_eq!(errno_name(errno), name);
+        }
     }
 }

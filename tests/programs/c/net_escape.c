@@ -1,7 +1,8 @@
 /* Tries to reach the host network: a TCP connect and a UDP datagram to the
  * port given in argv[1], on 127.0.0.1 (which under faultline is the simulated
  * host itself) and on 127.0.0.2 (not a simulated host: must fail closed).
- * Nothing may reach the real listeners the test holds on both addresses. */
+ * Then a raw socket, which must be refused. Nothing may reach the real
+ * listeners the test holds on both addresses. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -36,5 +37,6 @@ int main(int argc, char **argv) {
         attempt(SOCK_STREAM, "tcp", ips[i], port);
         attempt(SOCK_DGRAM, "udp", ips[i], port);
     }
+    attempt(SOCK_RAW, "raw", ips[1], port);
     return 0;
 }
