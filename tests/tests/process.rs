@@ -248,7 +248,8 @@ fn nothing_reaches_the_host_network() {
         "\n{run}"
     );
     assert!(
-        run.faultline_line_with("returning EPROTONOSUPPORT").is_some(),
+        run.faultline_line_with("returning EPROTONOSUPPORT")
+            .is_some(),
         "no report line names the raw socket's refusal\n{run}"
     );
     assert!(
