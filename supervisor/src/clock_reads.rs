@@ -14,6 +14,12 @@ use crate::sys::Call;
 use crate::vdso::{Clocks, VdsoPage};
 
 impl Supervisor {
+    /// N of `--clock-step-every` (the CLI refuses 0; a Config built
+    /// elsewhere with 0 means every read).
+    fn clock_step_every(&self) -> u32 {
+        self.cfg.clock_step_every.max(1)
+    }
+
     /// The clocks the vDSO page must show now.
     fn page_clocks(&self) -> Clocks {
         Clocks {
@@ -28,7 +34,7 @@ impl Supervisor {
         if !self.cfg.vdso {
             return false;
         }
-        let every = self.cfg.clock_step_every.max(1);
+        let every = self.clock_step_every();
         match VdsoPage::install(pid, base, every, self.page_clocks()) {
             Ok(page) => {
                 self.vdso_pages.insert(mm, page);
@@ -85,7 +91,7 @@ impl Supervisor {
                 // The reads answered in place since the last step were free:
                 // charge them now, so a loop that polls the clock (or does
                 // work between reads) sees time pass at --step-cost per read.
-                let every = self.cfg.clock_step_every.max(1) as u64;
+                let every = u64::from(self.clock_step_every());
                 self.clock
                     .advance_by(self.cfg.step_cost_ns.saturating_mul(every - 1));
                 false
@@ -95,7 +101,7 @@ impl Supervisor {
     }
 
     fn clock_read_is_step(&mut self, c: &Call) -> bool {
-        let every = self.cfg.clock_step_every.max(1);
+        let every = self.clock_step_every();
         let mm = self.procs[&c.pid].mm;
         if let Some(page) = self.vdso_pages.get(&mm) {
             if page.made_call(c.regs.rip) {

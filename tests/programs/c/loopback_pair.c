@@ -105,7 +105,7 @@ static void *client(void *arg) {
         char msg[32];
         int m = snprintf(msg, sizeof msg, "line %d\n", i);
         send_all(fd, msg, (size_t)m);
-        char spare[64];
+        char spare[sizeof replies[0]];
         char *into = i <= KEPT_REPLIES ? replies[i - 1] : spare;
         CHECK(recv_line(fd, into, sizeof spare) > 0);
     }
