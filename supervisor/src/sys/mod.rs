@@ -72,18 +72,17 @@ impl Supervisor {
             regs,
         };
         let mut trace_args: Vec<i64> = Vec::new();
-        if self.answers_in_place(&call) {
-            if let Action::Now(Resume::Return(v)) = self.handle(&call, &mut trace_args) {
-                let mut regs = regs;
-                regs.orig_rax = u64::MAX;
-                regs.rax = v as u64;
-                if crate::tracee::set_regs(call.tid, &regs).is_ok() {
-                    let _ = crate::tracee::cont(call.tid, 0);
-                }
-                return false;
-            }
-        }
+        let in_place = self.answers_in_place(&call);
         let action = self.handle(&call, &mut trace_args);
+        if let (true, Action::Now(Resume::Return(v))) = (in_place, &action) {
+            let mut regs = regs;
+            regs.orig_rax = u64::MAX;
+            regs.rax = *v as u64;
+            if crate::tracee::set_regs(call.tid, &regs).is_ok() {
+                let _ = crate::tracee::cont(call.tid, 0);
+            }
+            return false;
+        }
         // A re-executed call's deadline is for that call only.
         self.threads
             .get_mut(&vtid)
