@@ -237,6 +237,12 @@ pub struct RunArgs {
     #[arg(short = 'j', long = "jobs", default_value_t = 1, value_name = "N")]
     pub jobs: usize,
 
+    /// Set by `run -j` on the faultline processes it starts, one per seed:
+    /// run the seed and keep its artifacts, but leave summary.json and the
+    /// verdict line to the parent, so a sharded `-j` run counts each seed once.
+    #[arg(long, hide = true)]
+    pub seed_worker: bool,
+
     /// Run only slice I of N of the seeds (seeds whose index modulo N is I),
     /// e.g. `--shard 0/4` on the first of four machines.
     #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with = "shard_count")]

@@ -38,6 +38,7 @@ fn spawn(args: &RunArgs, seed: u64) -> Result<Child, String> {
     Command::new(exe)
         .arg("run")
         .arg(&args.file)
+        .arg("--seed-worker")
         .arg("--seed")
         .arg(format!("0x{seed:016x}"))
         .arg("--artifacts")

@@ -73,6 +73,7 @@ fn try_replay(args: &ReplayArgs) -> Result<i32, String> {
         artifacts,
         keep_going: false,
         jobs: 1,
+        seed_worker: false,
         shard: None,
         shard_count: None,
         sim: args.sim.clone(),

@@ -66,6 +66,13 @@ pub fn run(args: &RunArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    if args.seed_worker {
+        return if results.iter().all(|r| r.pass) {
+            EXIT_PASS
+        } else {
+            EXIT_FAIL
+        };
+    }
     if let Err(e) = write_summary(args, &sc, &results) {
         eprintln!("faultline: error: {e}");
         return EXIT_BAD_INPUT;

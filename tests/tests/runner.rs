@@ -250,13 +250,26 @@ fn parallel_seeds_and_shards_agree_with_one_run() {
         verdicts(&parallel.stderr),
         "\n{serial}\n{parallel}"
     );
+    // One verdict line and one summary for the whole run, not one per seed.
+    let totals = |stderr: &str| stderr.lines().filter(|l| l.contains("seed(s)")).count();
+    assert_eq!(totals(&parallel.stderr), 1, "\n{parallel}");
+    let summaries: Vec<String> =
+        std::fs::read_dir(dir.join("parallel-run").join("runner-parallel"))
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with("summary"))
+            .collect();
+    assert_eq!(summaries, ["summary.json"], "\n{parallel}");
 
     let mut shard_seeds = Vec::new();
     let mut shard_dirs = Vec::new();
     for i in 0..2 {
         let out = dir.join(format!("shard-{i}"));
         let mut c = file.runner().seeds(4).artifacts(&out).command();
+        // Each shard runs its seeds two at a time, as a CI job would.
         c.arg("--shard-count")
+            .arg("2")
+            .arg("-j")
             .arg("2")
             .env("JOB_COMPLETION_INDEX", i.to_string());
         let r = run_command(c, DEFAULT_TIMEOUT);
