@@ -66,8 +66,9 @@ pub fn run(args: &RunArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    let failed: Vec<&SeedResult> = results.iter().filter(|r| !r.pass).collect();
     if args.seed_worker {
-        return if results.iter().all(|r| r.pass) {
+        return if failed.is_empty() {
             EXIT_PASS
         } else {
             EXIT_FAIL
@@ -77,7 +78,6 @@ pub fn run(args: &RunArgs) -> i32 {
         eprintln!("faultline: error: {e}");
         return EXIT_BAD_INPUT;
     }
-    let failed: Vec<&SeedResult> = results.iter().filter(|r| !r.pass).collect();
     if failed.is_empty() {
         eprintln!(
             "faultline: {} seed(s) of {:?} passed",
