@@ -81,6 +81,8 @@ impl Supervisor {
 
     /// True if the trapped call `c` is answered in place, without a
     /// scheduling point: getcpu always, and clock reads but every N-th.
+    /// Counts the clock read, and at the N-th charges the step cost of the
+    /// N-1 answered in place before it.
     pub(crate) fn answers_in_place(&mut self, c: &Call) -> bool {
         match c.nr {
             libc::SYS_getcpu => true,
