@@ -32,6 +32,8 @@ pub struct Report<'a> {
     pub events: u64,
     /// ptrace stops handled (a cost measure; not part of the determinism check).
     pub stops: u64,
+    /// Calls that came over the LD_PRELOAD fast path instead (`--preload`).
+    pub fast_calls: u64,
     /// The trace hash, 0x-hex.
     pub trace_hash: String,
     /// The nodes in host order (host i has address 127.77.0.(i+1)).

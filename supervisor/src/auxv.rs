@@ -9,19 +9,21 @@ use crate::tracee;
 
 const AT_NULL: u64 = 0;
 const AT_IGNORE: u64 = 1;
+const AT_BASE: u64 = 7;
 const AT_RANDOM: u64 = 25;
 const AT_SYSINFO_EHDR: u64 = 33;
 
 /// Rewrites the auxv of `pid`, whose initial stack pointer is `rsp`.
 /// `install_vdso` is given the kernel vDSO's address and returns true if it
 /// put faultline's image there; otherwise the entry is hidden.
-/// Returns the program name (argv[0]) for reports.
+/// Returns the program name (argv[0]) for reports, and where the dynamic
+/// loader is mapped (AT_BASE; 0 for a static program).
 pub fn rewrite(
     pid: i32,
     rsp: u64,
     random: [u8; 16],
     install_vdso: &mut dyn FnMut(u64) -> bool,
-) -> io::Result<String> {
+) -> io::Result<(String, u64)> {
     let word = |addr: u64| tracee::read_val::<u64>(pid, addr);
     let argc = word(rsp)?;
     let argv0 = word(rsp + 8)?;
@@ -36,10 +38,12 @@ pub fn rewrite(
         p += 8;
     }
     p += 8;
+    let mut base = 0;
     loop {
         let key = word(p)?;
         match key {
             AT_NULL => break,
+            AT_BASE => base = word(p + 8)?,
             AT_SYSINFO_EHDR if !install_vdso(word(p + 8)?) => {
                 tracee::write_val(pid, p, &AT_IGNORE)?;
             }
@@ -51,5 +55,33 @@ pub fn rewrite(
         }
         p += 16;
     }
-    Ok(name)
+    Ok((name, base))
+}
+
+/// The range covered by every mapping of the file mapped at `start` in
+/// `pid` (all segments of the dynamic loader, given AT_BASE).
+pub fn mapping_of_file_at(pid: i32, start: u64) -> Option<(u64, u64)> {
+    if start == 0 {
+        return None;
+    }
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+    // "lo-hi perms offset dev inode path"
+    let entries: Vec<(u64, u64, &str)> = maps
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (lo, hi) = f.next()?.split_once('-')?;
+            let path = f.nth(4)?;
+            Some((
+                u64::from_str_radix(lo, 16).ok()?,
+                u64::from_str_radix(hi, 16).ok()?,
+                path,
+            ))
+        })
+        .collect();
+    let file = entries.iter().find(|e| e.0 == start)?.2;
+    let of_file = entries.iter().filter(|e| e.2 == file);
+    let lo = of_file.clone().map(|e| e.0).min()?;
+    let hi = of_file.map(|e| e.1).max()?;
+    Some((lo, hi))
 }

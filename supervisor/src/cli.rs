@@ -43,7 +43,7 @@ faultline exec --seed 0x2a -- ./server        seeds are decimal or 0x-hex\n  \
 faultline exec --epoch 2030-06-01T12:00:00Z -- date\n  \
 faultline exec --check-determinism --trace run.jsonl -- ./prog\n\n\
 At the end faultline prints one line to stderr:\n  \
-faultline: summary seed=0x... exit=0 vtime=3600.000123s events=N stops=N trace-hash=0x...\n\
+faultline: summary seed=0x... exit=0 vtime=3600.000123s events=N stops=N fast=N trace-hash=0x...\n\
 Two runs of the same seed print the same trace-hash.")]
     Exec(ExecArgs),
     /// Run a multi-node scenario file for one or many seeds.
@@ -181,11 +181,13 @@ pub struct SimArgs {
     #[arg(long, default_value = "1us", value_name = "DURATION")]
     pub step_cost: String,
 
-    /// Wall time a thread may run without a trapped syscall before the watchdog
-    /// preempts it (the run is then flagged possibly non-deterministic). Long
-    /// enough that a busy machine does not turn an ordinary burst of
-    /// computation (a GC, a compaction) into a preemption.
-    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    /// CPU time a thread may use without a trapped syscall before the
+    /// watchdog preempts it (the run is then flagged possibly
+    /// non-deterministic); a thread blocked in the kernel is preempted after
+    /// ten times this of wall time. Long enough for an ordinary burst of
+    /// computation (a GC, a compaction); short, because a spin loop waiting
+    /// for a thread faultline has stopped costs this much each time.
+    #[arg(long, default_value = "200ms", value_name = "DURATION")]
     pub spin_limit: String,
 
     /// Hide the vDSO instead of putting faultline's in each process: every
@@ -194,6 +196,16 @@ pub struct SimArgs {
     /// small for faultline's image (that case falls back by itself).
     #[arg(long)]
     pub no_vdso: bool,
+
+    /// Load faultline's LD_PRELOAD library into dynamically linked programs:
+    /// their socket reads and writes (read, write, recv, send, recvfrom,
+    /// sendto) and sleeps then reach the supervisor over shared memory
+    /// instead of a ptrace stop. The trace is the same either way. Static
+    /// and Go programs (which make raw syscalls) are not affected. The
+    /// library is libfaultline_preload.so next to faultline, or
+    /// $FAULTLINE_PRELOAD.
+    #[arg(long)]
+    pub preload: bool,
 
     /// Every N-th clock read of a process is a scheduling point; the other
     /// reads are answered in place (by faultline's vDSO, without a ptrace

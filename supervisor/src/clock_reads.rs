@@ -60,6 +60,23 @@ impl Supervisor {
         }
     }
 
+    /// After the watchdog preempted a thread of `pid`: how many clock reads
+    /// it answered in place while it spun depends on wall time, so the
+    /// count starts again from zero, and the next scheduling read comes at
+    /// the same point of every run (a spin that only polls memory and the
+    /// clock leaves nothing else behind).
+    pub(crate) fn forget_spin_reads(&mut self, pid: i32) {
+        let Some(mm) = self.procs.get(&pid).map(|p| p.mm) else {
+            return;
+        };
+        if let Some(page) = self.vdso_pages.get(&mm) {
+            let _ = page.set_reads(pid, 0);
+        }
+        if let Some(n) = self.clock_reads.get_mut(&mm) {
+            *n = 0;
+        }
+    }
+
     /// Forgets an address space no process uses any more.
     pub(crate) fn forget_mm(&mut self, mm: u32) {
         if !self.procs.values().any(|p| p.mm == mm) {

@@ -43,6 +43,7 @@ pub fn config(sim: &SimArgs, seed: u64) -> Result<Config, String> {
         signals_at: Vec::new(),
         until_ns: None,
         vdso: !sim.no_vdso,
+        preload: sim.preload,
         clock_step_every: sim.clock_step_every,
     })
 }
@@ -62,6 +63,7 @@ fn try_run(args: &ExecArgs) -> Result<i32, String> {
         filter: seccomp::build_filter(&syscalls::trapped_numbers()),
         output: None,
         mounts: Vec::new(),
+        channel_fd: None,
     };
     let trace_file = match &args.trace {
         Some(p) => {
@@ -220,12 +222,13 @@ fn print_outcome(cfg: &Config, o: &Outcome) {
         );
     }
     eprintln!(
-        "faultline: summary seed=0x{:016x} exit={} vtime={:.6}s events={} stops={} trace-hash=0x{:016x}",
+        "faultline: summary seed=0x{:016x} exit={} vtime={:.6}s events={} stops={} fast={} trace-hash=0x{:016x}",
         cfg.seed,
         exit_code(&o.ending),
         o.vtime as f64 / 1e9,
         o.events,
         o.stops,
+        o.fast_calls,
         o.hash
     );
 }

@@ -15,6 +15,10 @@ pub enum FdKind {
     Pollable,
     /// /dev/urandom or /dev/random: reads are answered from the seed.
     Random,
+    /// A file under /proc: its content describes how faultline laid the
+    /// process out (its vDSO, the LD_PRELOAD library), so reading it is no
+    /// scheduling point (see `proc_read_in_place`).
+    Proc,
     /// A placeholder for a virtual socket of the simulated network.
     Socket(crate::netstate::VsId),
     /// A placeholder for a NETLINK_ROUTE socket answered by the supervisor.

@@ -46,6 +46,8 @@ pub struct LaunchSpec {
     /// (source, target) bind mounts made in a private mount namespace
     /// before the program starts (a node's disk at its data_dir).
     pub mounts: Vec<(PathBuf, PathBuf)>,
+    /// The fast path's channel memfd, put on `faultline_channel::FD`.
+    pub channel_fd: Option<i32>,
 }
 
 /// Finds `program` the way execvp would, so a missing binary is an error
@@ -186,6 +188,15 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
             if let Some((out, err)) = spec.output {
                 libc::dup2(out, 1);
                 libc::dup2(err, 2);
+            }
+            if let Some(chan) = spec.channel_fd {
+                libc::dup2(chan, faultline_channel::FD);
+                // The supervisor blocks SIGCHLD for the channel's sake; the
+                // program must not inherit that.
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::sigaddset(&mut set, libc::SIGCHLD);
+                libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
             }
             libc::setpgid(0, 0);
             libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);

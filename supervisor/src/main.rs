@@ -2,12 +2,14 @@
 
 mod artifacts;
 mod auxv;
+mod channel;
 mod checks;
 mod cli;
 mod clock_reads;
 mod diskstate;
 mod duration;
 mod exec_cmd;
+mod fast_path;
 mod fdprobe;
 mod launch;
 mod merge_cmd;

@@ -29,6 +29,9 @@ fn sim_flags(sim: &SimArgs) -> Vec<String> {
     if sim.no_vdso {
         flags.push("--no-vdso".into());
     }
+    if sim.preload {
+        flags.push("--preload".into());
+    }
     flags
 }
 

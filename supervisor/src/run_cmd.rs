@@ -260,6 +260,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
             filter: seccomp::build_filter(&syscalls::trapped_numbers()),
             output: Some((out.as_raw_fd(), err.as_raw_fd())),
             mounts: Vec::new(),
+            channel_fd: None,
         };
         let spec = match &node.data_dir {
             Some(data_dir) => {
@@ -337,6 +338,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
         vtime_ns: outcome.vtime,
         events: outcome.events,
         stops: outcome.stops,
+        fast_calls: outcome.fast_calls,
         trace_hash: format!("0x{:016x}", outcome.hash),
         nodes: artifacts::node_reports(&outcome),
         failure,

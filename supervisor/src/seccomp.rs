@@ -13,6 +13,7 @@ const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 // Offsets into struct seccomp_data.
 const OFF_NR: u32 = 0;
 const OFF_ARCH: u32 = 4;
+const OFF_IP: u32 = 8;
 
 const BPF_LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const BPF_JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
@@ -36,6 +37,13 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 /// Foreign-architecture and x32 calls are refused with ENOSYS: they would
 /// bypass the syscall table the supervisor understands.
 pub fn build_filter(trapped: &[i64]) -> Vec<libc::sock_filter> {
+    build_filter_exempting(trapped, None)
+}
+
+/// As [`build_filter`], but `futex` made from the 4 KiB page at
+/// `futex_page` runs natively: the LD_PRELOAD library's trampoline, whose
+/// waits on the channel must not stop in ptrace themselves.
+pub fn build_filter_exempting(trapped: &[i64], futex_page: Option<u64>) -> Vec<libc::sock_filter> {
     let mut prog = vec![
         stmt(BPF_LD_W_ABS, OFF_ARCH),
         jump(BPF_JEQ_K, AUDIT_ARCH_X86_64, 1, 0),
@@ -44,6 +52,20 @@ pub fn build_filter(trapped: &[i64]) -> Vec<libc::sock_filter> {
         jump(BPF_JGE_K, X32_SYSCALL_BIT, 0, 1),
         stmt(BPF_RET_K, SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
     ];
+    if let Some(page) = futex_page {
+        let (hi, lo) = ((page >> 32) as u32, page as u32);
+        // Not futex, or not from the page: go on to the trapped list.
+        prog.extend([
+            jump(BPF_JEQ_K, libc::SYS_futex as u32, 0, 6),
+            stmt(BPF_LD_W_ABS, OFF_IP + 4),
+            jump(BPF_JEQ_K, hi, 0, 4),
+            stmt(BPF_LD_W_ABS, OFF_IP),
+            jump(BPF_JGE_K, lo, 0, 2),
+            jump(BPF_JGE_K, lo + 4096, 1, 0),
+            stmt(BPF_RET_K, SECCOMP_RET_ALLOW),
+            stmt(BPF_LD_W_ABS, OFF_NR),
+        ]);
+    }
     // One compare per trapped call; a hit jumps to the final TRACE return.
     let n = trapped.len();
     for (i, &nr) in trapped.iter().enumerate() {

@@ -33,7 +33,7 @@ pub struct Config {
     /// Virtual nanoseconds each scheduling step costs, so busy-polling loops
     /// that wait for a clock to move still make progress.
     pub step_cost_ns: u64,
-    /// Wall time a thread may run without a trapped syscall.
+    /// CPU time a thread may use without a trapped syscall.
     pub spin_limit: Duration,
     /// Wall time to wait for input from outside the simulation before a run
     /// where every thread waits on a descriptor counts as deadlocked.
@@ -52,6 +52,9 @@ pub struct Config {
     /// charges `step_cost_ns` for each of the N; the others are answered in
     /// place.
     pub clock_step_every: u32,
+    /// Load the LD_PRELOAD library into dynamic programs, so their socket
+    /// reads and writes and their sleeps need no ptrace stop.
+    pub preload: bool,
 }
 
 /// How a run ended.
@@ -78,6 +81,8 @@ pub struct Outcome {
     pub events: u64,
     /// ptrace stops handled.
     pub stops: u64,
+    /// Calls that came over the fast path's channel instead.
+    pub fast_calls: u64,
     /// The trace hash.
     pub hash: u64,
     /// Times the watchdog had to preempt a thread.
@@ -106,7 +111,13 @@ pub struct Supervisor {
     next_mm: u32,
     pub(crate) futexes: HashMap<(u32, u64), Vec<Vtid>>,
     pub(crate) trace: TraceLog,
-    stops: u64,
+    pub(crate) stops: u64,
+    /// Calls answered over the fast path's channel.
+    pub(crate) fast_calls: u64,
+    /// The fast path's channel, when it is on.
+    pub(crate) channel: Option<crate::channel::Channel>,
+    /// The LD_PRELOAD library's path, when the fast path is on.
+    pub(crate) preload_lib: Option<String>,
     /// The launched programs (one per node), in launch order.
     roots: Vec<Root>,
     /// The simulated network.
@@ -121,10 +132,12 @@ pub struct Supervisor {
     pub(crate) signal_checks: BTreeSet<i32>,
     /// Signals due at virtual times: alarm/setitimer, and `--signal-at`.
     pub(crate) signal_timers: Vec<SignalTimer>,
-    watchdog: Arc<Watchdog>,
+    pub(crate) watchdog: Arc<Watchdog>,
     preemptions: u64,
+    /// The thread the watchdog preempted in the last step.
+    just_preempted: Option<Vtid>,
     reported: HashSet<String>,
-    exit_hook: Option<ExitHook>,
+    pub(crate) exit_hook: Option<ExitHook>,
     /// A planned crash is killing a node: its deaths are not reported as errors.
     crashing: bool,
     /// A process whose threads are all exiting: the step ends when it is gone,
@@ -178,7 +191,7 @@ pub struct FaultRecord {
 }
 
 /// What the running thread did before the scheduler may pick again.
-enum StepEnd {
+pub(crate) enum StepEnd {
     /// It stopped at a new scheduling point (or is gone).
     Done,
     /// Keep waiting for it.
@@ -197,6 +210,15 @@ impl Supervisor {
         if cfg.pin_cpu {
             pin_to_one_cpu();
         }
+        // Before the watchdog thread: it inherits the channel's signal mask.
+        let (channel, preload_lib) = match cfg.preload.then(crate::fast_path::open) {
+            Some(Ok((chan, lib))) => (Some(chan), Some(lib)),
+            Some(Err(why)) => {
+                eprintln!("faultline: warning: the LD_PRELOAD fast path is off: {why}");
+                (None, None)
+            }
+            None => (None, None),
+        };
         let watchdog = Watchdog::start(cfg.spin_limit);
         Supervisor {
             clock: VClock::new(cfg.epoch_secs),
@@ -212,6 +234,9 @@ impl Supervisor {
             futexes: HashMap::new(),
             trace,
             stops: 0,
+            fast_calls: 0,
+            channel,
+            preload_lib,
             roots: Vec::new(),
             net,
             disks: Disks::default(),
@@ -222,6 +247,7 @@ impl Supervisor {
             signal_timers: Vec::new(),
             watchdog,
             preemptions: 0,
+            just_preempted: None,
             reported: HashSet::new(),
             exit_hook: None,
             group_exit: None,
@@ -297,7 +323,7 @@ impl Supervisor {
     /// Spawns root `i` (again) on its host.
     fn start_root(&mut self, i: usize) -> Result<(), launch::LaunchError> {
         let host_id = self.net.hosts[&self.roots[i].name];
-        let pid = launch::spawn(&self.roots[i].spec)?;
+        let pid = launch::spawn(&self.launch_spec(&self.roots[i].spec))?;
         let mm = self.new_mm();
         self.add_process(pid, None, mm);
         self.procs.get_mut(&pid).expect("new root").host = host_id;
@@ -426,6 +452,13 @@ impl Supervisor {
                 name,
                 host,
                 vfork_parent: None,
+                preloaded: parent
+                    .and_then(|p| self.procs.get(&p))
+                    .is_some_and(|p| p.preloaded),
+                loader_fd: None,
+                interp: parent
+                    .and_then(|p| self.procs.get(&p))
+                    .and_then(|p| p.interp),
             },
         );
     }
@@ -451,6 +484,9 @@ impl Supervisor {
                 last_signal: None,
                 restart_deadline: None,
                 connect_pending: None,
+                channel_wait: None,
+                channel_slot: None,
+                held_mask: None,
             },
         );
         self.by_tid.insert(tid, vtid);
@@ -515,7 +551,15 @@ impl Supervisor {
                 }
                 break Ending::Deadlock(self.deadlock_report());
             }
-            let pick = runnable[self.sched_rng.gen_range(0..runnable.len())];
+            // A thread the watchdog just stopped spins on what another
+            // thread must do: give one of the others the next step.
+            let others: Vec<Vtid> = match self.just_preempted.take() {
+                Some(p) if runnable.len() > 1 => {
+                    runnable.iter().copied().filter(|&v| v != p).collect()
+                }
+                _ => runnable,
+            };
+            let pick = others[self.sched_rng.gen_range(0..others.len())];
             self.clock.advance_by(self.cfg.step_cost_ns);
             if let Err(e) = self.step(pick) {
                 eprintln!("faultline: internal error: {e}");
@@ -537,6 +581,7 @@ impl Supervisor {
             vtime: self.clock.now(),
             events: self.trace.count(),
             stops: self.stops,
+            fast_calls: self.fast_calls,
             hash: self.trace.hash(),
             preemptions: self.preemptions,
             lines: self.trace.lines().to_vec(),
@@ -811,6 +856,12 @@ impl Supervisor {
         else {
             unreachable!("picked a thread that is not ready");
         };
+        if let Some(req) = th.channel_wait.take() {
+            self.answer_request(vtid, req, resume);
+            return self
+                .run_until_stopped(vtid)
+                .map_err(|e| std::io::Error::other(e.to_string()));
+        }
         if !th.started {
             self.wait_initial_stop(vtid)?;
         }
@@ -873,7 +924,7 @@ impl Supervisor {
     }
 
     /// waitpid(-1) for any traced thread; counts the stop.
-    fn wait_any(&mut self) -> std::io::Result<(i32, i32)> {
+    pub(crate) fn wait_any(&mut self) -> std::io::Result<(i32, i32)> {
         loop {
             let mut status = 0;
             let r = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
@@ -891,7 +942,16 @@ impl Supervisor {
     /// Handles stops until the thread `vtid` reaches its next scheduling point.
     fn run_until_stopped(&mut self, vtid: Vtid) -> Result<(), launch::LaunchError> {
         loop {
-            let (who, status) = self.wait_any()?;
+            let (who, status) = match self.next_event(vtid)? {
+                crate::channel::Event::Stop(who, status) => (who, status),
+                crate::channel::Event::Request(req) => {
+                    if let StepEnd::Done = self.on_request(vtid, req) {
+                        self.watchdog.idle();
+                        return Ok(());
+                    }
+                    continue;
+                }
+            };
             let running_tid = self.threads.get(&vtid).map(|t| t.tid);
             let end = if Some(who) == running_tid {
                 self.handle_running(vtid, who, status)
@@ -927,6 +987,7 @@ impl Supervisor {
         let event = (status >> 16) & 0xff;
         match event {
             libc::PTRACE_EVENT_SECCOMP => {
+                self.release_signals(vtid, tid);
                 match tracee::get_regs(tid) {
                     Ok(regs) => {
                         self.threads.get_mut(&vtid).expect("thread").regs = regs;
@@ -942,6 +1003,7 @@ impl Supervisor {
                 self.on_clone_event(vtid, event)
             }
             libc::PTRACE_EVENT_EXEC => {
+                self.release_signals(vtid, tid);
                 self.on_exec(vtid);
                 let _ = tracee::cont(tid, 0);
                 StepEnd::Running
@@ -987,6 +1049,14 @@ impl Supervisor {
         }
     }
 
+    /// Forgets a thread that is gone, and frees its channel slot.
+    fn remove_thread(&mut self, vtid: Vtid) -> Option<Thread> {
+        let t = self.threads.remove(&vtid)?;
+        self.by_tid.remove(&t.tid);
+        self.release_slot(t.channel_slot);
+        Some(t)
+    }
+
     pub(crate) fn mark_dying(&mut self, vtid: Vtid) {
         if let Some(t) = self.threads.get(&vtid) {
             if let ThreadState::Parked(w) = t.state.clone() {
@@ -1000,10 +1070,10 @@ impl Supervisor {
 
     /// A thread (or, for a leader, its whole process) has been reaped.
     fn reap(&mut self, tid: i32, status: i32) {
-        let Some(vtid) = self.by_tid.remove(&tid) else {
+        let Some(&vtid) = self.by_tid.get(&tid) else {
             return;
         };
-        let th = self.threads.remove(&vtid).expect("thread of tid");
+        let th = self.remove_thread(vtid).expect("thread of tid");
         if let ThreadState::Parked(w) = &th.state {
             self.unpark(vtid, &w.kind);
         }
@@ -1031,9 +1101,7 @@ impl Supervisor {
             .collect();
         for v in rest {
             self.mark_dying(v);
-            if let Some(t) = self.threads.remove(&v) {
-                self.by_tid.remove(&t.tid);
-            }
+            self.remove_thread(v);
         }
         let Some(p) = self.procs.remove(&pid) else {
             return;
@@ -1177,9 +1245,7 @@ impl Supervisor {
             .collect();
         for v in others {
             self.mark_dying(v);
-            if let Some(t) = self.threads.remove(&v) {
-                self.by_tid.remove(&t.tid);
-            }
+            self.remove_thread(v);
         }
         if tid != pid {
             // A non-leader exec'd: it takes over the leader's tid.
@@ -1192,16 +1258,24 @@ impl Supervisor {
         let mm = self.new_mm();
         let rsp = tracee::get_regs(pid).map(|r| r.rsp).unwrap_or(0);
         let mut install = |base: u64| self.install_vdso(pid, mm, base);
-        let name = crate::auxv::rewrite(pid, rsp, random, &mut install).unwrap_or_default();
+        let (name, interp_base) =
+            crate::auxv::rewrite(pid, rsp, random, &mut install).unwrap_or_default();
         self.forget_closed_on_exec(pid);
+        let interp = crate::auxv::mapping_of_file_at(pid, interp_base);
         let p = self.procs.get_mut(&pid).expect("exec'ing process");
+        p.interp = interp;
         let old_mm = std::mem::replace(&mut p.mm, mm);
         p.restart_mask = 0;
+        // The new image's loader opens the library again, if it is dynamic.
+        p.preloaded = false;
+        p.loader_fd = None;
         p.name = name.clone();
         let vfork_parent = p.vfork_parent.take();
         self.forget_mm(old_mm);
         let t = self.threads.get_mut(&vtid).expect("thread");
         t.clear_tid = 0;
+        let old_slot = t.channel_slot.take();
+        self.release_slot(old_slot);
         self.record(vtid, "exec", &[], &name);
         if let Some(parent) = vfork_parent {
             self.wake_vfork_parent(parent);
@@ -1271,16 +1345,16 @@ impl Supervisor {
             return StepEnd::Running;
         };
         match hook {
+            Some(ExitHook::LoaderOpen) => self.loader_opened(pid, regs.rax as i64),
             Some(ExitHook::RestoreArgs(saved)) => {
                 let ret = regs.rax;
                 regs = *saved;
                 regs.rax = ret;
                 let _ = tracee::set_regs(tid, &regs);
             }
-            Some(ExitHook::MarkRandom) if (regs.rax as i64) >= 0 => {
+            Some(ExitHook::Mark(kind)) if (regs.rax as i64) >= 0 => {
                 if let Some(p) = self.procs.get_mut(&pid) {
-                    p.fds
-                        .insert(regs.rax as i32, crate::fdprobe::FdKind::Random);
+                    p.fds.insert(regs.rax as i32, kind);
                 }
             }
             Some(ExitHook::NewSocket {
@@ -1407,11 +1481,14 @@ impl Supervisor {
         let pid = self.threads[&vtid].pid;
         if sig == libc::SIGSTOP && self.watchdog.take_preemption(tid) {
             self.preemptions += 1;
+            self.forget_spin_reads(pid);
+            self.hold_signals(vtid, tid);
+            self.just_preempted = Some(vtid);
             self.record(vtid, "preempted", &[], "watchdog");
             let rip = tracee::get_regs(tid).map_or(0, |r| r.rip);
             let p = &self.procs[&pid];
             let msg = format!(
-                "the watchdog preempted thread {vtid} (process {} {:?}) at rip {rip:#x}: it ran {:?} of wall time without a trapped syscall (a spin loop? `addr2line -f -e PROGRAM {rip:#x}` names the function)",
+                "the watchdog preempted thread {vtid} (process {} {:?}) at rip {rip:#x}: it used {:?} of CPU (or ten times that of wall time, blocked) without a trapped syscall (a spin loop? `addr2line -f -e PROGRAM {rip:#x}` names the function)",
                 p.vpid, p.name, self.cfg.spin_limit
             );
             self.report_once(msg);
@@ -1419,8 +1496,10 @@ impl Supervisor {
                 ThreadState::Ready(Resume::Continue);
             return StepEnd::Done;
         }
-        if sig == libc::SIGSEGV && self.emulate_rdtsc(vtid, tid, pid) {
-            return StepEnd::Done;
+        if sig == libc::SIGSEGV {
+            if let Some(end) = self.emulate_rdtsc(vtid, tid, pid) {
+                return end;
+            }
         }
         if matches!(
             sig,
@@ -1435,20 +1514,49 @@ impl Supervisor {
         StepEnd::Done
     }
 
-    /// rdtsc/rdtscp trap with SIGSEGV (PR_SET_TSC); answer with virtual time.
-    fn emulate_rdtsc(&mut self, vtid: Vtid, tid: i32, pid: i32) -> bool {
-        let Ok(mut regs) = tracee::get_regs(tid) else {
-            return false;
-        };
-        let mut insn = [0u8; 3];
-        if tracee::read_mem(pid, regs.rip, &mut insn).is_err() {
-            return false;
+    /// Blocks every signal of a thread the watchdog stopped at an arbitrary
+    /// instruction (a pending Go preemption signal, say, would otherwise
+    /// run its handler there, and Go decides by that instruction what to do).
+    fn hold_signals(&mut self, vtid: Vtid, tid: i32) {
+        let th = self.threads.get_mut(&vtid).expect("thread");
+        if th.held_mask.is_some() {
+            return;
         }
+        if let Ok(mask) = tracee::sigmask(tid) {
+            if tracee::set_sigmask(tid, HOLD_ALL).is_ok() {
+                th.held_mask = Some(mask);
+            }
+        }
+    }
+
+    /// At a system-call stop, a deterministic point: gives back the mask
+    /// [`Self::hold_signals`] took, unless the program changed it since.
+    fn release_signals(&mut self, vtid: Vtid, tid: i32) {
+        let Some(mask) = self.threads.get_mut(&vtid).and_then(|t| t.held_mask.take()) else {
+            return;
+        };
+        if tracee::sigmask(tid).is_ok_and(|now| now == HOLD_ALL) {
+            let _ = tracee::set_sigmask(tid, mask);
+        }
+    }
+
+    /// rdtsc/rdtscp trap with SIGSEGV (PR_SET_TSC); answer with virtual time.
+    /// None if the fault was no rdtsc. The dynamic loader's own rdtscs (its
+    /// start-up statistics timer, which the program never sees) are answered
+    /// in place, unrecorded: loading the LD_PRELOAD library adds two, and
+    /// the trace must be the same with the fast path on and off.
+    fn emulate_rdtsc(&mut self, vtid: Vtid, tid: i32, pid: i32) -> Option<StepEnd> {
+        let mut regs = tracee::get_regs(tid).ok()?;
+        let mut insn = [0u8; 3];
+        tracee::read_mem(pid, regs.rip, &mut insn).ok()?;
         let len = match insn {
             [0x0f, 0x31, _] => 2,
             [0x0f, 0x01, 0xf9] => 3,
-            _ => return false,
+            _ => return None,
         };
+        let in_loader = self.procs[&pid]
+            .interp
+            .is_some_and(|(lo, hi)| (lo..hi).contains(&regs.rip));
         let tsc = self.clock.tsc();
         regs.rax = tsc & 0xffff_ffff;
         regs.rdx = tsc >> 32;
@@ -1456,14 +1564,20 @@ impl Supervisor {
             regs.rcx = 0;
         }
         regs.rip += len;
-        if tracee::set_regs(tid, &regs).is_err() {
-            return false;
+        tracee::set_regs(tid, &regs).ok()?;
+        if in_loader {
+            let _ = tracee::cont(tid, 0);
+            return Some(StepEnd::Running);
         }
         self.record(vtid, "rdtsc", &[], &tsc.to_string());
         self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(Resume::Continue);
-        true
+        Some(StepEnd::Done)
     }
 }
+
+/// Every signal that can be blocked (the kernel drops SIGKILL and SIGSTOP
+/// from any mask).
+const HOLD_ALL: u64 = !((1 << (libc::SIGKILL - 1)) | (1 << (libc::SIGSTOP - 1)));
 
 /// The id a thread has in the innermost PID namespace (the last NSpid field).
 fn ns_id(pid: i32, tid: i32) -> i32 {

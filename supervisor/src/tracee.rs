@@ -69,6 +69,36 @@ pub fn cont_to_syscall_exit(tid: i32) -> io::Result<()> {
     Ok(())
 }
 
+const PTRACE_GETSIGMASK: libc::c_uint = 0x420a;
+const PTRACE_SETSIGMASK: libc::c_uint = 0x420b;
+
+/// The signal mask of the stopped thread `tid`.
+pub fn sigmask(tid: i32) -> io::Result<u64> {
+    let mut mask: u64 = 0;
+    check(unsafe {
+        libc::ptrace(
+            PTRACE_GETSIGMASK,
+            tid,
+            8usize as *mut libc::c_void,
+            &mut mask as *mut u64 as *mut libc::c_void,
+        )
+    })?;
+    Ok(mask)
+}
+
+/// Sets the signal mask of the stopped thread `tid`.
+pub fn set_sigmask(tid: i32, mask: u64) -> io::Result<()> {
+    check(unsafe {
+        libc::ptrace(
+            PTRACE_SETSIGMASK,
+            tid,
+            8usize as *mut libc::c_void,
+            &mask as *const u64 as *mut libc::c_void,
+        )
+    })?;
+    Ok(())
+}
+
 /// The message of the last ptrace event stop (new thread id, exit status, ...).
 pub fn event_msg(tid: i32) -> io::Result<u64> {
     let mut msg: libc::c_ulong = 0;

@@ -1,12 +1,22 @@
-//! The wall-clock watchdog. Without hardware performance counters there is no
+//! The watchdog. Without hardware performance counters there is no
 //! deterministic preemption, so a thread that runs too long without a trapped
 //! syscall (a spin loop, or a call blocking in the kernel) is stopped with
 //! SIGSTOP from this helper thread; the supervisor swallows the signal,
 //! schedules someone else, and flags the run as possibly non-deterministic.
+//!
+//! "Too long" is CPU time of the running process (only one of its threads
+//! runs at a time), so a loaded machine that merely slows a burst of
+//! computation does not turn it into a preemption; a call blocked in the
+//! kernel uses no CPU, and is preempted after ten times the limit of wall
+//! time instead.
 
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// Wall time, in multiples of the CPU limit, after which a thread that uses
+/// no CPU (blocked in the kernel) is preempted too.
+const WALL_FACTOR: u32 = 10;
 
 /// State shared between the supervisor loop and the watchdog thread.
 #[derive(Default)]
@@ -18,9 +28,23 @@ pub struct Watchdog {
     stop: AtomicI32,
 }
 
+/// CPU time used so far by all threads of process `pid`.
+fn process_cpu_time(pid: i32) -> Option<Duration> {
+    // MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
+    let clock = (!pid << 3) | 2;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return None;
+    }
+    Some(Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
 impl Watchdog {
-    /// Starts the watchdog thread; it preempts a thread that has run for
-    /// `limit` of wall time since it was last resumed.
+    /// Starts the watchdog thread; it preempts a thread that has used
+    /// `limit` of CPU time since it was last resumed.
     pub fn start(limit: Duration) -> Arc<Watchdog> {
         let dog = Arc::new(Watchdog::default());
         let shared = Arc::clone(&dog);
@@ -35,18 +59,24 @@ impl Watchdog {
         let tick = (limit / 4).max(Duration::from_millis(1));
         let mut last_epoch = u64::MAX;
         let mut quiet = Duration::ZERO;
+        let mut cpu_at_start = None;
         while self.stop.load(Ordering::Relaxed) == 0 {
             std::thread::sleep(tick);
             let epoch = self.epoch.load(Ordering::Acquire);
             let tid = self.running_tid.load(Ordering::Acquire);
+            let pid = self.running_pid.load(Ordering::Acquire);
             if epoch != last_epoch || tid == 0 {
                 last_epoch = epoch;
                 quiet = Duration::ZERO;
+                cpu_at_start = process_cpu_time(pid);
                 continue;
             }
             quiet += tick;
-            if quiet >= limit {
-                let pid = self.running_pid.load(Ordering::Acquire);
+            let spun = match (cpu_at_start, process_cpu_time(pid)) {
+                (Some(a), Some(b)) => b.saturating_sub(a),
+                _ => quiet,
+            };
+            if spun >= limit || quiet >= limit * WALL_FACTOR {
                 self.pending.lock().expect("watchdog lock").push(tid);
                 unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, libc::SIGSTOP) };
                 // Wait for the supervisor to notice before firing again.

@@ -34,10 +34,14 @@ pub enum Resume {
 /// Work done at the syscall-exit-stop of a passed-through call.
 #[derive(Debug, Clone)]
 pub enum ExitHook {
+    /// The dynamic loader opened the LD_PRELOAD library: remember its
+    /// descriptor, so its reads and close are passed unrecorded.
+    LoaderOpen,
     /// Put back the caller's argument registers (we changed a timeout).
     RestoreArgs(Box<Regs>),
-    /// The call opened /dev/urandom or /dev/random: remember the fd.
-    MarkRandom,
+    /// The call opened a file faultline treats specially (/dev/urandom,
+    /// a /proc file): remember the descriptor as this kind.
+    Mark(FdKind),
     /// Replace the host name in the `struct utsname` at this address.
     PatchUname(u64),
     /// A non-blocking probe of wait4/waitid: if nothing was reaped, rewind the
@@ -238,6 +242,15 @@ pub struct Thread {
     pub restart_deadline: Option<u64>,
     /// A blocking connect on this virtual socket is waiting for its outcome.
     pub connect_pending: Option<crate::netstate::VsId>,
+    /// The fast-path request it waits on an answer to (it is then blocked in
+    /// the LD_PRELOAD library, not stopped in ptrace).
+    pub channel_wait: Option<crate::channel::Request>,
+    /// The channel slot it posts in, freed when it is gone.
+    pub channel_slot: Option<usize>,
+    /// Its signal mask when the watchdog preempted it. Until it next stops
+    /// at a system call every signal stays blocked, so that none is
+    /// delivered at the instruction wall time happened to stop it at.
+    pub held_mask: Option<u64>,
 }
 
 /// One traced process (thread group).
@@ -268,6 +281,15 @@ pub struct Process {
     pub name: String,
     /// A vfork parent thread waiting for this process to exec or exit.
     pub vfork_parent: Option<i32>,
+    /// The dynamic loader opened the LD_PRELOAD library in this image: its
+    /// threads may post fast-path requests, so waits for them watch the
+    /// channel too.
+    pub preloaded: bool,
+    /// The loader's descriptor of that library while it is open: its calls
+    /// on it are not the program's and are neither recorded nor scheduled.
+    pub loader_fd: Option<i32>,
+    /// The address range of its dynamic loader (the ELF interpreter).
+    pub interp: Option<(u64, u64)>,
 }
 
 /// Who armed a signal timer.

@@ -37,6 +37,7 @@ pub struct Exec {
     epoch: Option<String>,
     cpus: Option<u32>,
     options: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
     timeout: Duration,
 }
 
@@ -52,6 +53,7 @@ impl Exec {
             epoch: None,
             cpus: None,
             options: Vec::new(),
+            env: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
         }
     }
@@ -128,6 +130,13 @@ impl Exec {
         self
     }
 
+    /// Sets an environment variable of faultline (and so of the program).
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.env
+            .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+        self
+    }
+
     /// The seed option as given, if any.
     pub fn seed_option(&self) -> Option<&str> {
         self.seed.as_deref()
@@ -153,6 +162,7 @@ impl Exec {
             command.arg("--cpus").arg(cpus.to_string());
         }
         command.args(&self.options);
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
         command.arg("--").arg(&self.program).args(&self.args);
         command
     }

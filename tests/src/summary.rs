@@ -7,7 +7,7 @@ use std::collections::HashMap;
 pub const SUMMARY_PREFIX: &str = "faultline: summary ";
 
 /// Parsed `faultline: summary seed=0x<16 hex> exit=<code> vtime=<secs>s
-/// events=<n> stops=<n> trace-hash=0x<16 hex>`.
+/// events=<n> stops=<n> fast=<n> trace-hash=0x<16 hex>`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Summary {
     /// The run's seed.
@@ -20,6 +20,8 @@ pub struct Summary {
     pub events: u64,
     /// Number of ptrace stops.
     pub stops: u64,
+    /// Number of calls that came over the LD_PRELOAD fast path instead.
+    pub fast: u64,
     /// Hash of the event trace.
     pub trace_hash: u64,
 }
@@ -64,10 +66,11 @@ impl Summary {
                 .ok_or_else(|| format!("summary vtime={vtime} is not <secs>s in {line:?}"))?,
             events: number("events")?,
             stops: number("stops")?,
+            fast: number("fast")?,
             trace_hash: hex64(get("trace-hash")?)
                 .map_err(|e| format!("trace-hash: {e} in {line:?}"))?,
         };
-        if fields.len() != 6 {
+        if fields.len() != 7 {
             return Err(format!("summary has unexpected fields in {line:?}"));
         }
         Ok(summary)
@@ -247,7 +250,7 @@ mod tests {
     use super::*;
 
     const LINE: &str = "faultline: summary seed=0x0000000000000007 exit=0 vtime=3600.000125s \
-                        events=812 stops=1033 trace-hash=0x9f86d081884c7d65";
+                        events=812 stops=1033 fast=17 trace-hash=0x9f86d081884c7d65";
 
     #[test]
     fn parses_a_summary_line() {
@@ -255,7 +258,7 @@ mod tests {
         assert_eq!(s.seed, 7);
         assert_eq!(s.exit, 0);
         assert!((s.vtime_secs - 3600.000125).abs() < 1e-9);
-        assert_eq!((s.events, s.stops), (812, 1033));
+        assert_eq!((s.events, s.stops, s.fast), (812, 1033, 17));
         assert_eq!(s.trace_hash, 0x9f86_d081_884c_7d65);
     }
 
@@ -270,6 +273,7 @@ mod tests {
         assert!(Summary::parse(&LINE.replace("0x0000000000000007", "0x7")).is_err());
         assert!(Summary::parse(&LINE.replace("3600.000125s", "3600.000125")).is_err());
         assert!(Summary::parse(&LINE.replace(" stops=1033", "")).is_err());
+        assert!(Summary::parse(&LINE.replace(" fast=17", "")).is_err());
         assert!(Summary::parse(&format!("{LINE} extra=1")).is_err());
         assert!(Summary::from_stderr(&format!("{LINE}\n{LINE}\n")).is_err());
         assert!(Summary::from_stderr("faultline: no summary here\n").is_err());

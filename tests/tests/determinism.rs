@@ -217,3 +217,33 @@ fn spin_result_is_pure_computation() {
     assert!(native.status.success());
     assert_eq!(String::from_utf8_lossy(&native.stdout), SPIN_RESULT);
 }
+
+/// A thread that spins until a stopped thread sets a flag is preempted at
+/// whatever instruction wall time stops it at; the run must not depend on
+/// that. With two spin limits the watchdog fires at different points of the
+/// spin, yet the trace is the same: signals sent to the spinner wait for its
+/// next system call, and the spin's in-place clock reads are not counted.
+#[test]
+fn preempting_a_spin_gives_the_same_run_whenever_the_watchdog_fires() {
+    let exec = |limit: &str| {
+        Exec::program(Program::c("spin_wait"))
+            .seed(1)
+            .option("--spin-limit", limit)
+            .run()
+    };
+    let (short, long) = (exec("30ms"), exec("90ms"));
+    for run in [&short, &long] {
+        run.expect_success();
+        assert_eq!(
+            run.out(),
+            "signals during the spin: 0\nsignals after it: yes\n",
+            "\n{run}"
+        );
+        assert!(
+            run.faultline_line_with("possibly non-deterministic")
+                .is_some(),
+            "the spinner was not preempted\n{run}"
+        );
+    }
+    assert_same_outcome(&short, &long);
+}

@@ -23,7 +23,10 @@ impl Supervisor {
         };
         let path = tracee::read_cstr(c.pid, path_addr, 4096).unwrap_or_default();
         if path == b"/dev/urandom" || path == b"/dev/random" {
-            return Action::Now(Resume::PassThenExit(None, ExitHook::MarkRandom));
+            return Action::Now(Resume::PassThenExit(None, ExitHook::Mark(FdKind::Random)));
+        }
+        if path.starts_with(b"/proc/") {
+            return Action::Now(Resume::PassThenExit(None, ExitHook::Mark(FdKind::Proc)));
         }
         let host = self.procs[&c.pid].host;
         let Some(stand_in) = self.net.redirect(&path, host) else {
@@ -103,6 +106,24 @@ impl Supervisor {
         let kind = fdprobe::classify(p.pidfd.as_ref()?, fd)?;
         p.fds.insert(fd, kind);
         Some(kind)
+    }
+
+    /// A read of a /proc file, passed in place without a trace event: the
+    /// file's length depends on what faultline mapped into the process (the
+    /// LD_PRELOAD library adds lines to /proc/self/maps, which glibc reads
+    /// to find the main thread's stack), so the number of reads must not
+    /// move scheduling points. True if `c` was one.
+    pub(crate) fn proc_read_in_place(&mut self, c: &Call) -> bool {
+        let on_proc = matches!(c.nr, libc::SYS_read | libc::SYS_readv)
+            && self
+                .procs
+                .get(&c.pid)
+                .and_then(|p| p.fds.get(&(c.a[0] as i32)))
+                == Some(&FdKind::Proc);
+        if on_proc {
+            let _ = tracee::cont(c.tid, 0);
+        }
+        on_proc
     }
 
     /// read, readv, recvfrom, recvmsg, accept, accept4.

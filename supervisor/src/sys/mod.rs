@@ -71,6 +71,9 @@ impl Supervisor {
             a: [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9],
             regs,
         };
+        if self.loader_call(&call) || self.proc_read_in_place(&call) {
+            return false;
+        }
         let mut trace_args: Vec<i64> = Vec::new();
         let in_place = self.answers_in_place(&call);
         let action = self.handle(&call, &mut trace_args);

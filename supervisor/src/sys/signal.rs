@@ -206,6 +206,9 @@ impl Supervisor {
         shared_taken: &mut u64,
     ) -> Option<Resume> {
         let mut st = sig_status(pid, tid)?;
+        if let Some(mask) = self.channel_mask(tid) {
+            st.blocked = mask;
+        }
         st.shared_pending &= !*shared_taken;
         match wait.kind {
             WaitKind::Signal { mask, set } => {

@@ -1,0 +1,113 @@
+//! The shared-memory channel between the supervisor and `preload/`, the
+//! LD_PRELOAD library: one memfd per run, inherited by every simulated
+//! process on descriptor [`FD`] and mapped by the library at start-up.
+//!
+//! A thread of a dynamic program that makes a hot call (a read or write on a
+//! socket, a sleep) writes it to its [`Slot`] instead of trapping, rings the
+//! doorbell and sleeps on its slot's state word; the supervisor dispatches the
+//! call exactly as if it had stopped in ptrace and answers in the slot. Both
+//! futex calls are made from the [`TRAMPOLINE`] page, which the seccomp
+//! filter lets through, so a round trip costs no ptrace stop at all.
+//!
+//! `no_std` and dependency-free, because the library must not pull anything
+//! into the programs it is loaded into.
+#![no_std]
+
+use core::sync::atomic::{AtomicI32, AtomicU32};
+
+/// The descriptor the channel's memfd is inherited on (named again in
+/// `FAULTLINE_CHANNEL_FD`). High, so it never takes a number the program's
+/// own `open` would have got.
+pub const FD: i32 = 1000;
+
+/// The environment variable that names [`FD`] to the library.
+pub const FD_ENV: &str = "FAULTLINE_CHANNEL_FD";
+
+/// Written first in the header; the library uses the channel only while it
+/// is there, so a program that overwrites the region falls back to ptrace.
+pub const MAGIC: u32 = 0x464c_4348;
+
+/// Threads that can use the channel at once; the rest use ptrace.
+pub const SLOTS: usize = 1024;
+
+/// Where the library maps its futex trampoline. Fixed, because the seccomp
+/// filter that lets the trampoline's `futex` calls through is built before
+/// the program's exec. Below the 4 MiB where non-PIE programs are linked.
+pub const TRAMPOLINE: u64 = 0x10_2000;
+
+/// The trampoline: `futex(rdi, rsi, rdx, rcx)` with the syscall number fixed,
+/// so the page can make no other call. `mov rax, 202; mov r10, rcx; syscall; ret`.
+pub const TRAMPOLINE_CODE: [u8; 13] = [
+    0x48, 0xc7, 0xc0, 0xca, 0x00, 0x00, 0x00, 0x49, 0x89, 0xca, 0x0f, 0x05, 0xc3,
+];
+
+/// `state` of a slot no request is pending in.
+pub const IDLE: u32 = 0;
+/// `state`: the owner has written a request and waits.
+pub const REQUEST: u32 = 1;
+/// `state`: the supervisor has answered.
+pub const REPLY: u32 = 2;
+
+/// `reply`: the call is done; its raw result (`-errno` on failure) is `ret`.
+pub const REPLY_RETURN: u32 = 1;
+/// `reply`: ask again (a wait ended, or a signal handler with SA_RESTART ran).
+pub const REPLY_RESTART: u32 = 2;
+/// `reply`: not a call the channel handles; make it as a real (trapped) call.
+pub const REPLY_TRAP: u32 = 3;
+/// `reply`: as [`REPLY_TRAP`], and this descriptor is no socket of the
+/// simulation: trap its calls without asking until it is closed.
+pub const REPLY_TRAP_FD: u32 = 4;
+
+/// The start of the region.
+#[repr(C, align(64))]
+pub struct Header {
+    /// [`MAGIC`].
+    pub magic: u32,
+    /// Bumped (and futex-woken) by the library when it posts a request and by
+    /// the supervisor's SIGCHLD handler when a tracee stops: the supervisor
+    /// sleeps on it waiting for either.
+    pub doorbell: AtomicU32,
+    /// Index + 1 of the slot last posted to. Only the thread the supervisor
+    /// is running can post, so one word is enough.
+    pub posted: AtomicU32,
+}
+
+/// One thread's mailbox.
+#[repr(C, align(128))]
+pub struct Slot {
+    /// Host tid of the thread that owns the slot; 0 when free. The
+    /// supervisor frees the slots of threads it reaps.
+    pub owner: AtomicI32,
+    /// [`IDLE`], [`REQUEST`] or [`REPLY`]; the owner sleeps on it.
+    pub state: AtomicU32,
+    /// Sequence number of the request; a reply counts only if it repeats it.
+    pub seq: u32,
+    /// The `seq` the supervisor answered.
+    pub reply_seq: u32,
+    /// How it answered: `REPLY_*`.
+    pub reply: u32,
+    /// Padding, so the 64-bit fields are aligned.
+    pub _pad: u32,
+    /// The syscall number.
+    pub nr: i64,
+    /// Its arguments, in the syscall's order.
+    pub args: [u64; 6],
+    /// The result, for [`REPLY_RETURN`].
+    pub ret: i64,
+    /// The caller's signal mask; the library blocks every signal while it
+    /// waits, so the supervisor reads the mask that counts from here.
+    pub mask: u64,
+}
+
+/// Bytes of the whole region.
+pub const SIZE: usize = core::mem::size_of::<Header>() + SLOTS * core::mem::size_of::<Slot>();
+
+/// Byte offset of slot `i`.
+pub const fn slot_offset(i: usize) -> usize {
+    core::mem::size_of::<Header>() + i * core::mem::size_of::<Slot>()
+}
+
+/// The slot a thread looks for first: the search goes on linearly from here.
+pub const fn home_slot(tid: i32) -> usize {
+    (tid as u32 as usize) % SLOTS
+}

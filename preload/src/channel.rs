@@ -1,0 +1,240 @@
+//! The library's end of the channel: mapping it, finding this thread's slot,
+//! and one request/answer round trip.
+
+use core::ptr::{null, null_mut};
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+use faultline_channel as ch;
+
+/// The mapped region, or null when the fast path is off in this process.
+static REGION: AtomicPtr<u8> = AtomicPtr::new(null_mut());
+
+/// The pthread key holding this thread's slot index + 1.
+static SLOT_KEY: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// Descriptors (below 4096) the supervisor said are not sockets of the
+/// simulation: their calls trap directly until they are closed.
+static NOT_SOCKET: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
+
+/// How the supervisor answered.
+pub enum Answer {
+    /// The call's raw result (`-errno` on failure).
+    Done(i64),
+    /// Make the real call (it traps, and the supervisor handles it there).
+    Trap,
+}
+
+/// Maps the channel named by `FAULTLINE_CHANNEL_FD` and the futex
+/// trampoline; leaves the fast path off if either is not there.
+///
+/// # Safety
+/// Call once, before other threads exist.
+pub unsafe fn open() {
+    let Some(fd) = env_fd() else {
+        return;
+    };
+    let base = libc::mmap(
+        null_mut(),
+        ch::SIZE,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_SHARED,
+        fd,
+        0,
+    );
+    if base == libc::MAP_FAILED {
+        return;
+    }
+    let magic = core::ptr::read_volatile(base as *const u32);
+    if magic != ch::MAGIC || !map_trampoline() {
+        libc::munmap(base, ch::SIZE);
+        return;
+    }
+    let mut key: libc::pthread_key_t = 0;
+    if libc::pthread_key_create(&mut key, None) != 0 {
+        libc::munmap(base, ch::SIZE);
+        return;
+    }
+    SLOT_KEY.store(key as usize, Ordering::Relaxed);
+    // A forked child's thread is a new thread: it must not share its
+    // parent's slot.
+    libc::pthread_atfork(None, None, Some(forget_slot));
+    REGION.store(base as *mut u8, Ordering::Release);
+}
+
+/// The descriptor in `FAULTLINE_CHANNEL_FD`, parsed without allocating.
+unsafe fn env_fd() -> Option<i32> {
+    let v = libc::getenv(c"FAULTLINE_CHANNEL_FD".as_ptr());
+    if v.is_null() {
+        return None;
+    }
+    let mut fd: i32 = 0;
+    let mut p = v as *const u8;
+    if *p == 0 {
+        return None;
+    }
+    while *p != 0 {
+        let d = (*p).wrapping_sub(b'0');
+        if d > 9 || fd > 100_000 {
+            return None;
+        }
+        fd = fd * 10 + d as i32;
+        p = p.add(1);
+    }
+    Some(fd)
+}
+
+/// Puts the futex trampoline at its fixed address.
+unsafe fn map_trampoline() -> bool {
+    let page = libc::mmap(
+        ch::TRAMPOLINE as *mut libc::c_void,
+        4096,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+        -1,
+        0,
+    );
+    if page as u64 != ch::TRAMPOLINE {
+        if page != libc::MAP_FAILED {
+            libc::munmap(page, 4096);
+        }
+        return false;
+    }
+    core::ptr::copy_nonoverlapping(
+        ch::TRAMPOLINE_CODE.as_ptr(),
+        page as *mut u8,
+        ch::TRAMPOLINE_CODE.len(),
+    );
+    libc::mprotect(page, 4096, libc::PROT_READ | libc::PROT_EXEC) == 0
+}
+
+/// `futex(addr, op, val, NULL)` from the trampoline: the seccomp filter lets
+/// it through, so waiting for the supervisor costs no ptrace stop.
+unsafe fn futex(addr: &AtomicU32, op: i32, val: u32) -> i64 {
+    let call: extern "C" fn(*const AtomicU32, i32, u32, *const libc::timespec) -> i64 =
+        core::mem::transmute(ch::TRAMPOLINE as usize);
+    call(addr, op, val, null())
+}
+
+extern "C" fn forget_slot() {
+    let key = SLOT_KEY.load(Ordering::Relaxed);
+    // SAFETY: the key was created before pthread_atfork registered us.
+    unsafe { libc::pthread_setspecific(key as libc::pthread_key_t, null()) };
+}
+
+/// This thread's slot, claimed on first use.
+unsafe fn my_slot(base: *mut u8) -> Option<(usize, &'static ch::Slot)> {
+    let key = SLOT_KEY.load(Ordering::Relaxed) as libc::pthread_key_t;
+    let slot = |i: usize| &*(base.add(ch::slot_offset(i)) as *const ch::Slot);
+    let cached = libc::pthread_getspecific(key) as usize;
+    if cached != 0 {
+        return Some((cached - 1, slot(cached - 1)));
+    }
+    let start = ch::home_slot(libc::syscall(libc::SYS_gettid) as i32);
+    for k in 0..ch::SLOTS {
+        let i = (start + k) % ch::SLOTS;
+        let s = slot(i);
+        if s.owner
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            libc::pthread_setspecific(key, (i + 1) as *const libc::c_void);
+            return Some((i, s));
+        }
+    }
+    None
+}
+
+/// Whether calls on `fd` should go to the channel at all.
+pub fn may_be_socket(fd: i32) -> bool {
+    match usize::try_from(fd) {
+        Ok(i) if i < 64 * 64 => NOT_SOCKET[i / 64].load(Ordering::Relaxed) & (1 << (i % 64)) == 0,
+        Ok(_) => true,
+        Err(_) => false,
+    }
+}
+
+/// `fd` was closed: it may be a socket next time.
+pub fn forget_fd(fd: i32) {
+    if let Ok(i) = usize::try_from(fd) {
+        if i < 64 * 64 {
+            NOT_SOCKET[i / 64].fetch_and(!(1 << (i % 64)), Ordering::Relaxed);
+        }
+    }
+}
+
+fn mark_not_socket(fd: i32) {
+    if let Ok(i) = usize::try_from(fd) {
+        if i < 64 * 64 {
+            NOT_SOCKET[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
+        }
+    }
+}
+
+/// Puts syscall `nr` to the supervisor and waits for its answer. Every
+/// signal is blocked meanwhile: a handler running now would run while the
+/// supervisor has another thread going. The mask the caller had travels in
+/// the slot, and comes back (so pending signals arrive) before returning.
+pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
+    let base = REGION.load(Ordering::Acquire);
+    if base.is_null() {
+        return Answer::Trap;
+    }
+    // SAFETY: the region is mapped for the life of the process; a program
+    // that overwrote it fails the magic check and gets the real call.
+    unsafe {
+        let header = &*(base as *const ch::Header);
+        if core::ptr::read_volatile(&header.magic) != ch::MAGIC {
+            return Answer::Trap;
+        }
+        let Some((index, slot)) = my_slot(base) else {
+            return Answer::Trap;
+        };
+        let slot_mut = slot as *const ch::Slot as *mut ch::Slot;
+        loop {
+            let all: u64 = !0;
+            let mut old: u64 = 0;
+            libc::syscall(
+                libc::SYS_rt_sigprocmask,
+                libc::SIG_SETMASK,
+                &all as *const u64,
+                &mut old as *mut u64,
+                8usize,
+            );
+            let seq = (*slot_mut).seq.wrapping_add(1);
+            (*slot_mut).seq = seq;
+            (*slot_mut).nr = nr;
+            (*slot_mut).args = args;
+            (*slot_mut).mask = old;
+            slot.state.store(ch::REQUEST, Ordering::Release);
+            header.posted.store(index as u32 + 1, Ordering::Release);
+            header.doorbell.fetch_add(1, Ordering::AcqRel);
+            futex(&header.doorbell, libc::FUTEX_WAKE, 1);
+            loop {
+                let s = slot.state.load(Ordering::Acquire);
+                if s == ch::REPLY && core::ptr::read_volatile(&(*slot_mut).reply_seq) == seq {
+                    break;
+                }
+                futex(&slot.state, libc::FUTEX_WAIT, s);
+            }
+            let reply = core::ptr::read_volatile(&(*slot_mut).reply);
+            let ret = core::ptr::read_volatile(&(*slot_mut).ret);
+            slot.state.store(ch::IDLE, Ordering::Release);
+            libc::syscall(
+                libc::SYS_rt_sigprocmask,
+                libc::SIG_SETMASK,
+                &old as *const u64,
+                null_mut::<u64>(),
+                8usize,
+            );
+            match reply {
+                ch::REPLY_RETURN => return Answer::Done(ret),
+                ch::REPLY_RESTART => continue,
+                ch::REPLY_TRAP_FD => {
+                    mark_not_socket(args[0] as i32);
+                    return Answer::Trap;
+                }
+                _ => return Answer::Trap,
+            }
+        }
+    }
+}

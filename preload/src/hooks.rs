@@ -1,0 +1,156 @@
+//! The libc functions the library replaces. Each makes the same syscall
+//! glibc's own wrapper makes (`recv` is `recvfrom`, `nanosleep` is
+//! `clock_nanosleep` on CLOCK_REALTIME), so the supervisor records the same
+//! trace event on either path.
+
+use libc::{c_int, c_long, c_void, size_t, sockaddr, socklen_t, ssize_t, timespec};
+
+use crate::channel::{ask, forget_fd, may_be_socket, Answer};
+
+/// The real call: a plain `syscall` instruction, which traps as usual.
+fn real(nr: i64, a: [u64; 6]) -> c_long {
+    // SAFETY: the arguments are the caller's, passed on unchanged.
+    unsafe {
+        libc::syscall(
+            nr,
+            a[0] as c_long,
+            a[1] as c_long,
+            a[2] as c_long,
+            a[3] as c_long,
+            a[4] as c_long,
+            a[5] as c_long,
+        )
+    }
+}
+
+/// A call on a descriptor that may be a socket of the simulation, with
+/// libc's convention for the result (-1 and errno).
+fn fd_call(nr: i64, a: [u64; 6]) -> c_long {
+    if !may_be_socket(a[0] as i32) {
+        return real(nr, a);
+    }
+    match ask(nr, a) {
+        Answer::Done(r) if r < 0 => {
+            // SAFETY: errno is this thread's.
+            unsafe { *libc::__errno_location() = -r as c_int };
+            -1
+        }
+        Answer::Done(r) => r as c_long,
+        Answer::Trap => real(nr, a),
+    }
+}
+
+/// clock_nanosleep's convention: the error number is the result.
+fn sleep_call(a: [u64; 6]) -> c_int {
+    match ask(libc::SYS_clock_nanosleep, a) {
+        Answer::Done(r) => (-r) as c_int,
+        Answer::Trap => {
+            if real(libc::SYS_clock_nanosleep, a) == 0 {
+                0
+            } else {
+                // SAFETY: errno is this thread's.
+                unsafe { *libc::__errno_location() }
+            }
+        }
+    }
+}
+
+/// libc's read.
+#[no_mangle]
+pub extern "C" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
+    fd_call(libc::SYS_read, [fd as u64, buf as u64, n as u64, 0, 0, 0]) as ssize_t
+}
+
+/// libc's write.
+#[no_mangle]
+pub extern "C" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
+    fd_call(libc::SYS_write, [fd as u64, buf as u64, n as u64, 0, 0, 0]) as ssize_t
+}
+
+/// libc's recv.
+#[no_mangle]
+pub extern "C" fn recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int) -> ssize_t {
+    let a = [fd as u64, buf as u64, n as u64, flags as u64, 0, 0];
+    fd_call(libc::SYS_recvfrom, a) as ssize_t
+}
+
+/// libc's send.
+#[no_mangle]
+pub extern "C" fn send(fd: c_int, buf: *const c_void, n: size_t, flags: c_int) -> ssize_t {
+    let a = [fd as u64, buf as u64, n as u64, flags as u64, 0, 0];
+    fd_call(libc::SYS_sendto, a) as ssize_t
+}
+
+/// libc's recvfrom.
+#[no_mangle]
+pub extern "C" fn recvfrom(
+    fd: c_int,
+    buf: *mut c_void,
+    n: size_t,
+    flags: c_int,
+    addr: *mut sockaddr,
+    len: *mut socklen_t,
+) -> ssize_t {
+    let a = [
+        fd as u64,
+        buf as u64,
+        n as u64,
+        flags as u64,
+        addr as u64,
+        len as u64,
+    ];
+    fd_call(libc::SYS_recvfrom, a) as ssize_t
+}
+
+/// libc's sendto.
+#[no_mangle]
+pub extern "C" fn sendto(
+    fd: c_int,
+    buf: *const c_void,
+    n: size_t,
+    flags: c_int,
+    addr: *const sockaddr,
+    len: socklen_t,
+) -> ssize_t {
+    let a = [
+        fd as u64,
+        buf as u64,
+        n as u64,
+        flags as u64,
+        addr as u64,
+        len as u64,
+    ];
+    fd_call(libc::SYS_sendto, a) as ssize_t
+}
+
+/// libc's close: the descriptor may be a socket once it is reused.
+#[no_mangle]
+pub extern "C" fn close(fd: c_int) -> c_int {
+    forget_fd(fd);
+    real(libc::SYS_close, [fd as u64, 0, 0, 0, 0, 0]) as c_int
+}
+
+/// libc's nanosleep.
+#[no_mangle]
+pub extern "C" fn nanosleep(req: *const timespec, rem: *mut timespec) -> c_int {
+    let a = [libc::CLOCK_REALTIME as u64, 0, req as u64, rem as u64, 0, 0];
+    match sleep_call(a) {
+        0 => 0,
+        e => {
+            // SAFETY: errno is this thread's.
+            unsafe { *libc::__errno_location() = e };
+            -1
+        }
+    }
+}
+
+/// libc's clock_nanosleep.
+#[no_mangle]
+pub extern "C" fn clock_nanosleep(
+    clock: libc::clockid_t,
+    flags: c_int,
+    req: *const timespec,
+    rem: *mut timespec,
+) -> c_int {
+    sleep_call([clock as u64, flags as u64, req as u64, rem as u64, 0, 0])
+}

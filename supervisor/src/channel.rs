@@ -1,0 +1,244 @@
+//! The supervisor's end of the LD_PRELOAD fast path (layout and protocol in
+//! `faultline-channel`): the memfd every simulated process inherits, the wait
+//! for "the running thread stopped in ptrace *or* posted a request", and the
+//! answers.
+//!
+//! Waiting for both needs one thing to sleep on: the doorbell word. The
+//! library bumps it when it posts; a SIGCHLD handler bumps it when a tracee
+//! stops (the kernel sends the tracer SIGCHLD for every ptrace stop), so the
+//! loop `seen = doorbell; waitpid(WNOHANG); posted?; futex_wait(seen)`
+//! cannot miss either.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+
+use faultline_channel as ch;
+
+/// The doorbell the SIGCHLD handler rings (null: no channel in this process).
+static DOORBELL: AtomicPtr<AtomicU32> = AtomicPtr::new(std::ptr::null_mut());
+
+/// A request read from a slot.
+#[derive(Debug, Clone, Copy)]
+pub struct Request {
+    /// The slot it came in.
+    pub slot: usize,
+    /// Its sequence number, repeated in the answer.
+    pub seq: u32,
+    /// Syscall number.
+    pub nr: i64,
+    /// Arguments.
+    pub args: [u64; 6],
+    /// The caller's signal mask (it blocks everything while it waits).
+    pub mask: u64,
+}
+
+/// What the running thread did next.
+pub enum Event {
+    /// A ptrace stop (or exit) of some tracee: (tid, wait status).
+    Stop(i32, i32),
+    /// The running thread posted a request.
+    Request(Request),
+}
+
+/// The channel of one run.
+pub struct Channel {
+    memfd: OwnedFd,
+    base: *mut u8,
+}
+
+impl Channel {
+    /// Creates the region and installs the SIGCHLD doorbell handler.
+    pub fn create() -> io::Result<Channel> {
+        let fd = unsafe { libc::memfd_create(c"faultline-channel".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor we own.
+        let memfd = unsafe { OwnedFd::from_raw_fd(fd) };
+        if unsafe { libc::ftruncate(fd, ch::SIZE as libc::off_t) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                ch::SIZE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let chan = Channel {
+            memfd,
+            base: base as *mut u8,
+        };
+        // SAFETY: the header is at the start of the mapping.
+        unsafe { std::ptr::write_volatile(base as *mut u32, ch::MAGIC) };
+        DOORBELL.store(
+            &chan.header().doorbell as *const AtomicU32 as *mut AtomicU32,
+            Ordering::Release,
+        );
+        install_sigchld_handler()?;
+        // Blocked except while waiting on the channel, so a plain waitpid
+        // pays no signal delivery per stop. Threads started later (the
+        // watchdog) inherit the block.
+        sigchld_mask(libc::SIG_BLOCK);
+        Ok(chan)
+    }
+
+    /// The memfd, to be put on [`ch::FD`] in each launched program.
+    pub fn fd(&self) -> i32 {
+        self.memfd.as_raw_fd()
+    }
+
+    fn header(&self) -> &ch::Header {
+        // SAFETY: mapped and aligned for the life of `self`.
+        unsafe { &*(self.base as *const ch::Header) }
+    }
+
+    fn slot(&self, i: usize) -> *mut ch::Slot {
+        // SAFETY: i < SLOTS, inside the mapping.
+        unsafe { self.base.add(ch::slot_offset(i)) as *mut ch::Slot }
+    }
+
+    /// Waits until some tracee changes state or a request is posted, and
+    /// returns that; `waitpid` statuses come first, as they would without
+    /// the channel.
+    pub fn wait(&self) -> io::Result<Event> {
+        sigchld_mask(libc::SIG_UNBLOCK);
+        let event = self.wait_unblocked();
+        sigchld_mask(libc::SIG_BLOCK);
+        event
+    }
+
+    fn wait_unblocked(&self) -> io::Result<Event> {
+        let doorbell = &self.header().doorbell;
+        loop {
+            let seen = doorbell.load(Ordering::Acquire);
+            let mut status = 0;
+            let r = unsafe { libc::waitpid(-1, &mut status, libc::__WALL | libc::WNOHANG) };
+            if r > 0 {
+                return Ok(Event::Stop(r, status));
+            }
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() != Some(libc::EINTR) {
+                    return Err(e);
+                }
+                continue;
+            }
+            if let Some(req) = self.take_request() {
+                return Ok(Event::Request(req));
+            }
+            unsafe {
+                libc::syscall(
+                    libc::SYS_futex,
+                    doorbell as *const AtomicU32,
+                    libc::FUTEX_WAIT,
+                    seen,
+                    std::ptr::null::<libc::timespec>(),
+                )
+            };
+        }
+    }
+
+    /// The posted request, if the posted slot holds one.
+    fn take_request(&self) -> Option<Request> {
+        let posted = self.header().posted.swap(0, Ordering::AcqRel) as usize;
+        if posted == 0 || posted > ch::SLOTS {
+            return None;
+        }
+        let slot = posted - 1;
+        let p = self.slot(slot);
+        // SAFETY: inside the mapping; the poster wrote the fields before
+        // the Release store of `state`, which we Acquire.
+        unsafe {
+            if (*p).state.load(Ordering::Acquire) != ch::REQUEST {
+                return None;
+            }
+            Some(Request {
+                slot,
+                seq: std::ptr::read_volatile(&(*p).seq),
+                nr: std::ptr::read_volatile(&(*p).nr),
+                args: std::ptr::read_volatile(&(*p).args),
+                mask: std::ptr::read_volatile(&(*p).mask),
+            })
+        }
+    }
+
+    /// Answers request `seq` in `slot` and wakes its thread.
+    pub fn answer(&self, slot: usize, seq: u32, reply: u32, ret: i64) {
+        let p = self.slot(slot);
+        // SAFETY: inside the mapping; the waiter reads after the Release.
+        unsafe {
+            std::ptr::write_volatile(&mut (*p).reply, reply);
+            std::ptr::write_volatile(&mut (*p).ret, ret);
+            std::ptr::write_volatile(&mut (*p).reply_seq, seq);
+            (*p).state.store(ch::REPLY, Ordering::Release);
+            libc::syscall(
+                libc::SYS_futex,
+                &(*p).state as *const AtomicU32,
+                libc::FUTEX_WAKE,
+                1,
+            );
+        }
+    }
+
+    /// Frees a slot whose thread is gone.
+    pub fn release(&self, slot: usize) {
+        // SAFETY: inside the mapping.
+        unsafe {
+            (*self.slot(slot)).state.store(ch::IDLE, Ordering::Release);
+            (*self.slot(slot)).owner.store(0, Ordering::Release);
+        }
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        DOORBELL.store(std::ptr::null_mut(), Ordering::Release);
+        sigchld_mask(libc::SIG_UNBLOCK);
+        unsafe { libc::munmap(self.base as *mut libc::c_void, ch::SIZE) };
+    }
+}
+
+/// Blocks or unblocks SIGCHLD in the calling thread.
+fn sigchld_mask(how: libc::c_int) {
+    // SAFETY: plain signal-set calls on a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        libc::pthread_sigmask(how, &set, std::ptr::null_mut());
+    }
+}
+
+/// Rings the doorbell on every SIGCHLD. SA_RESTART, so the supervisor's
+/// other blocking calls do not see EINTR; no SA_NOCLDSTOP, because the
+/// stops are what it is for.
+fn install_sigchld_handler() -> io::Result<()> {
+    extern "C" fn on_sigchld(_: libc::c_int) {
+        let errno = unsafe { *libc::__errno_location() };
+        let bell = DOORBELL.load(Ordering::Acquire);
+        if !bell.is_null() {
+            // SAFETY: cleared before the mapping goes away.
+            unsafe {
+                (*bell).fetch_add(1, Ordering::AcqRel);
+                libc::syscall(libc::SYS_futex, bell, libc::FUTEX_WAKE, 1);
+            }
+        }
+        unsafe { *libc::__errno_location() = errno };
+    }
+    let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+    sa.sa_sigaction = on_sigchld as *const () as usize;
+    sa.sa_flags = libc::SA_RESTART;
+    unsafe { libc::sigemptyset(&mut sa.sa_mask) };
+    if unsafe { libc::sigaction(libc::SIGCHLD, &sa, std::ptr::null_mut()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

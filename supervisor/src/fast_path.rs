@@ -1,0 +1,228 @@
+//! The LD_PRELOAD fast path, supervisor side: which programs get the
+//! library and the channel, which posted calls it answers (the same handler
+//! and trace event as the trapped call) and which it sends back to ptrace,
+//! and keeping the dynamic loader's own work on the library out of the
+//! trace, so a run is the same with the fast path on and off.
+
+use std::path::PathBuf;
+
+use faultline_channel as ch;
+
+use crate::channel::{Channel, Event, Request};
+use crate::launch::LaunchSpec;
+use crate::supervisor::{StepEnd, Supervisor};
+use crate::sys::Call;
+use crate::world::{ExitHook, Resume, Vtid};
+use crate::{seccomp, syscalls, tracee};
+
+/// The library's file name, looked for next to the faultline binary.
+const LIBRARY: &str = "libfaultline_preload.so";
+
+/// The library to preload: `$FAULTLINE_PRELOAD`, else next to faultline.
+fn library_path() -> Result<String, String> {
+    let path = match std::env::var_os("FAULTLINE_PRELOAD") {
+        Some(p) => PathBuf::from(p),
+        None => std::env::current_exe()
+            .map_err(|e| format!("cannot find faultline's own path: {e}"))?
+            .with_file_name(LIBRARY),
+    };
+    let path = path.canonicalize().map_err(|e| {
+        format!(
+            "{}: {e} (build it with scripts/build-preload, or name it in FAULTLINE_PRELOAD)",
+            path.display()
+        )
+    })?;
+    let text = path.to_str().unwrap_or_default().to_string();
+    if text.is_empty() || text.contains([':', ' ']) {
+        return Err(format!(
+            "{}: LD_PRELOAD cannot name a path with ':' or ' '",
+            path.display()
+        ));
+    }
+    Ok(text)
+}
+
+/// The channel and library of a run with the fast path on; a reason it is
+/// off otherwise (the run goes on without it).
+pub fn open() -> Result<(Channel, String), String> {
+    let lib = library_path()?;
+    let chan = Channel::create().map_err(|e| format!("cannot create the channel: {e}"))?;
+    Ok((chan, lib))
+}
+
+impl Supervisor {
+    /// `spec` as launched in this run: with the fast path on, the library in
+    /// LD_PRELOAD (ahead of the program's own), the channel on its
+    /// descriptor, and the trampoline's futex calls let through.
+    pub(crate) fn launch_spec(&self, spec: &LaunchSpec) -> LaunchSpec {
+        let mut spec = spec.clone();
+        let (Some(chan), Some(lib)) = (&self.channel, &self.preload_lib) else {
+            return spec;
+        };
+        let theirs = spec
+            .env
+            .iter()
+            .find(|(k, _)| k == "LD_PRELOAD")
+            .map(|(_, v)| v.clone());
+        spec.env
+            .retain(|(k, _)| k != "LD_PRELOAD" && k != ch::FD_ENV);
+        let preload = match theirs {
+            Some(t) if !t.is_empty() => format!("{lib}:{t}"),
+            _ => lib.clone(),
+        };
+        spec.env.push(("LD_PRELOAD".into(), preload));
+        spec.env.push((ch::FD_ENV.into(), ch::FD.to_string()));
+        spec.filter =
+            seccomp::build_filter_exempting(&syscalls::trapped_numbers(), Some(ch::TRAMPOLINE));
+        spec.channel_fd = Some(chan.fd());
+        spec
+    }
+
+    /// The next thing the running thread `vtid` did: a ptrace stop of some
+    /// tracee, or — if its process has the library — a posted request.
+    pub(crate) fn next_event(&mut self, vtid: Vtid) -> std::io::Result<Event> {
+        let preloaded = self
+            .threads
+            .get(&vtid)
+            .and_then(|t| self.procs.get(&t.pid))
+            .is_some_and(|p| p.preloaded);
+        match &self.channel {
+            Some(chan) if preloaded => {
+                let event = chan.wait()?;
+                if let Event::Stop(..) = event {
+                    self.stops += 1;
+                }
+                Ok(event)
+            }
+            _ => self
+                .wait_any()
+                .map(|(who, status)| Event::Stop(who, status)),
+        }
+    }
+
+    /// A request the running thread posted: dispatched like the trapped
+    /// call (a scheduling point), or sent back to be made as one.
+    pub(crate) fn on_request(&mut self, vtid: Vtid, req: Request) -> StepEnd {
+        let Some(th) = self.threads.get_mut(&vtid) else {
+            return StepEnd::Done;
+        };
+        th.channel_slot = Some(req.slot);
+        let pid = th.pid;
+        if let Some(reply) = self.trap_reply(pid, &req) {
+            if let Some(chan) = &self.channel {
+                chan.answer(req.slot, req.seq, reply, 0);
+            }
+            return StepEnd::Running;
+        }
+        let th = self.threads.get_mut(&vtid).expect("running thread");
+        let mut regs = th.regs;
+        regs.orig_rax = req.nr as u64;
+        [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9] = req.args;
+        th.regs = regs;
+        th.channel_wait = Some(req);
+        self.fast_calls += 1;
+        // Always a scheduling point: only clock reads are answered in place,
+        // and they never come over the channel.
+        self.dispatch(vtid, regs);
+        StepEnd::Done
+    }
+
+    /// None if the channel answers `req`; else how to send it back. Only
+    /// calls whose handlers never need the caller's registers qualify: reads
+    /// and writes on sockets of the simulation, and sleeps.
+    #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
+    fn trap_reply(&self, pid: i32, req: &Request) -> Option<u32> {
+        use libc::*;
+        match req.nr {
+            SYS_clock_nanosleep => None,
+            SYS_read | SYS_write | SYS_recvfrom | SYS_sendto => {
+                match self.vsock(pid, req.args[0] as i32) {
+                    Some(_) => None,
+                    None => Some(ch::REPLY_TRAP_FD),
+                }
+            }
+            _ => Some(ch::REPLY_TRAP),
+        }
+    }
+
+    /// Resumes a thread that waits on the channel: the answer its handler
+    /// decided, delivered in its slot.
+    pub(crate) fn answer_request(&mut self, vtid: Vtid, req: Request, resume: Resume) {
+        let (reply, ret) = match resume {
+            Resume::Return(v) => (ch::REPLY_RETURN, v),
+            Resume::Restart => (ch::REPLY_RESTART, 0),
+            other => {
+                eprintln!(
+                    "faultline: internal error: {} for a fast-path call of thread {vtid}",
+                    crate::supervisor::resume_label(&other)
+                );
+                (ch::REPLY_RETURN, -(libc::ENOSYS as i64))
+            }
+        };
+        let th = &self.threads[&vtid];
+        let (pid, tid) = (th.pid, th.tid);
+        self.refresh_vdso(pid);
+        self.watchdog.running(pid, tid);
+        if let Some(chan) = &self.channel {
+            chan.answer(req.slot, req.seq, reply, ret);
+        }
+    }
+
+    /// The signal mask of a thread waiting on the channel (the library
+    /// blocks everything while it waits; this is the mask that counts).
+    pub(crate) fn channel_mask(&self, tid: i32) -> Option<u64> {
+        let vtid = self.by_tid.get(&tid)?;
+        self.threads.get(vtid)?.channel_wait.map(|r| r.mask)
+    }
+
+    /// Frees a departed thread's channel slot.
+    pub(crate) fn release_slot(&self, slot: Option<usize>) {
+        if let (Some(chan), Some(slot)) = (&self.channel, slot) {
+            chan.release(slot);
+        }
+    }
+
+    /// The dynamic loader opening, reading and closing the library: let
+    /// the kernel do it, without a trace event or a scheduling point, as
+    /// on a run without the fast path. True if `c` was such a call.
+    pub(crate) fn loader_call(&mut self, c: &Call) -> bool {
+        let Some(lib) = &self.preload_lib else {
+            return false;
+        };
+        let loader_fd = self.procs.get(&c.pid).and_then(|p| p.loader_fd);
+        match c.nr {
+            libc::SYS_open | libc::SYS_openat => {
+                let at = if c.nr == libc::SYS_open {
+                    c.a[0]
+                } else {
+                    c.a[1]
+                };
+                let path = tracee::read_cstr(c.pid, at, lib.len() + 1).unwrap_or_default();
+                if path != lib.as_bytes() {
+                    return false;
+                }
+                self.exit_hook = Some(ExitHook::LoaderOpen);
+                let _ = tracee::cont_to_syscall_exit(c.tid);
+                true
+            }
+            libc::SYS_read | libc::SYS_close if loader_fd == Some(c.a[0] as i32) => {
+                if c.nr == libc::SYS_close {
+                    self.procs.get_mut(&c.pid).expect("process").loader_fd = None;
+                }
+                let _ = tracee::cont(c.tid, 0);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// At the exit of the loader's open of the library.
+    pub(crate) fn loader_opened(&mut self, pid: i32, fd: i64) {
+        if let (Some(p), Ok(fd)) = (self.procs.get_mut(&pid), i32::try_from(fd)) {
+            if fd >= 0 {
+                p.loader_fd = Some(fd);
+                p.preloaded = true;
+            }
+        }
+    }
+}

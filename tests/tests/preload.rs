@@ -1,0 +1,114 @@
+//! The LD_PRELOAD fast path (`--preload`): a dynamic program's socket reads
+//! and writes and its sleeps reach the supervisor over shared memory instead
+//! of ptrace stops, with the same output and the same trace as without it;
+//! signals interrupt and restart those calls as on the ptrace path; a child
+//! whose channel was closed, overwritten or dropped from its environment
+//! falls back to ptrace; static programs are not touched.
+
+use faultline_e2e::checks::run_twice;
+use faultline_e2e::{Exec, Linkage, Program, Run};
+
+/// Runs `exec` twice with `--preload` and once without; asserts the three
+/// agree on stdout, events and trace hash. Returns (with, without).
+fn same_run_with_and_without(exec: Exec) -> (Run, Run) {
+    let fast = run_twice(&exec.clone().flag("--preload"));
+    let trapped = exec.run();
+    fast.expect_success();
+    trapped.expect_success();
+    assert!(
+        fast.faultline_line_with("fast path is off").is_none(),
+        "the library was not found\n{fast}"
+    );
+    assert_eq!(
+        fast.stdout, trapped.stdout,
+        "the fast path changed what the program saw\n{fast}\n{trapped}"
+    );
+    let (a, b) = (fast.summary(), trapped.summary());
+    assert_eq!(
+        (a.events, a.trace_hash),
+        (b.events, b.trace_hash),
+        "the fast path changed the trace\n{fast}\n{trapped}"
+    );
+    assert_eq!(b.fast, 0, "no fast path without --preload\n{trapped}");
+    (fast, trapped)
+}
+
+fn paths(mode: &str) -> Exec {
+    Exec::program(Program::c("preload_paths")).arg(mode).seed(5)
+}
+
+#[test]
+fn c_socket_calls_and_sleeps_take_the_fast_path_with_the_same_trace() {
+    let (fast, trapped) = same_run_with_and_without(paths("inherit"));
+    let out = fast.out();
+    for line in [
+        "echoed 390 bytes",
+        "nanosleep: EINTR, 4 s left, alarms 1",
+        "clock_nanosleep: EINTR, 4 s left, alarms 2",
+        "recv after SA_RESTART handler: 'ping', handlers 1",
+        "child echoed 390 bytes",
+        "child exit 0",
+    ] {
+        assert!(out.contains(line), "missing {line:?}\n{fast}");
+    }
+    let (a, b) = (fast.summary(), trapped.summary());
+    assert!(a.fast > 1000, "few calls took the fast path\n{fast}");
+    assert!(
+        a.stops * 5 < b.stops,
+        "with the fast path {} stops, without {}\n{fast}",
+        a.stops,
+        b.stops
+    );
+}
+
+#[test]
+fn children_fall_back_to_ptrace_when_the_channel_is_taken_away() {
+    let inherited = same_run_with_and_without(paths("inherit")).0.summary().fast;
+    let mut parent_only = Vec::new();
+    for mode in ["close", "scribble", "unset"] {
+        let (fast, _) = same_run_with_and_without(paths(mode));
+        assert!(
+            fast.out().contains("child echoed 390 bytes"),
+            "{mode}: the child did not run\n{fast}"
+        );
+        parent_only.push(fast.summary().fast);
+    }
+    // The child's exchange alone is hundreds of calls; none took the fast path.
+    assert!(
+        parent_only.iter().all(|&n| n == parent_only[0]) && parent_only[0] + 300 < inherited,
+        "fast-path calls per mode (close, scribble, unset) {parent_only:?}, inherited {inherited}"
+    );
+}
+
+#[test]
+fn rust_std_net_and_sleep_take_the_fast_path_with_the_same_trace() {
+    let exec = Exec::program(Program::rust("tcp_pair")).arg("4").seed(9);
+    let (fast, _) = same_run_with_and_without(exec);
+    assert!(fast.summary().fast > 50, "{fast}");
+}
+
+#[test]
+fn static_programs_are_left_alone() {
+    let exec = Exec::program(Program::c("preload_paths").with_linkage(Linkage::Static))
+        .arg("inherit")
+        .seed(5);
+    let (fast, _) = same_run_with_and_without(exec);
+    assert_eq!(fast.summary().fast, 0, "{fast}");
+}
+
+#[test]
+fn a_missing_library_turns_the_fast_path_off_with_a_warning() {
+    let run = paths("inherit")
+        .flag("--preload")
+        .env("FAULTLINE_PRELOAD", "/nonexistent/libfaultline_preload.so")
+        .run();
+    run.expect_success();
+    let line = run
+        .faultline_line_with("fast path is off")
+        .unwrap_or_else(|| panic!("no warning\n{run}"));
+    assert!(
+        line.contains("/nonexistent/libfaultline_preload.so") && line.contains("build-preload"),
+        "{line}"
+    );
+    assert_eq!(run.summary().fast, 0, "{run}");
+}
