@@ -95,7 +95,8 @@ pub struct Slot {
     /// The result, for [`REPLY_RETURN`].
     pub ret: i64,
     /// The caller's signal mask; the library blocks every signal while it
-    /// waits, so the supervisor reads the mask that counts from here.
+    /// waits, so the supervisor reads the mask that counts from here, and
+    /// the library restores the mask found here when it is answered.
     pub mask: u64,
 }
 

@@ -218,11 +218,14 @@ pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
             }
             let reply = core::ptr::read_volatile(&(*slot_mut).reply);
             let ret = core::ptr::read_volatile(&(*slot_mut).ret);
+            // The supervisor may have changed it (it gives back signals it
+            // held while the watchdog had the thread stopped).
+            let mask = core::ptr::read_volatile(&(*slot_mut).mask);
             slot.state.store(ch::IDLE, Ordering::Release);
             libc::syscall(
                 libc::SYS_rt_sigprocmask,
                 libc::SIG_SETMASK,
-                &old as *const u64,
+                &mask as *const u64,
                 null_mut::<u64>(),
                 8usize,
             );

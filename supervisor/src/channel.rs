@@ -188,6 +188,12 @@ impl Channel {
         }
     }
 
+    /// Changes the mask the waiting thread of `slot` restores when answered.
+    pub fn set_mask(&self, slot: usize, mask: u64) {
+        // SAFETY: inside the mapping; the owner reads it after the answer.
+        unsafe { std::ptr::write_volatile(&mut (*self.slot(slot)).mask, mask) };
+    }
+
     /// Frees a slot whose thread is gone.
     pub fn release(&self, slot: usize) {
         // SAFETY: inside the mapping.

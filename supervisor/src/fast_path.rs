@@ -115,6 +115,17 @@ impl Supervisor {
             return StepEnd::Running;
         }
         let th = self.threads.get_mut(&vtid).expect("running thread");
+        let mut req = req;
+        if let Some(held) = th.held_mask.take() {
+            // Signals held since a preemption come back at this call, as
+            // they would at a trapped one.
+            if req.mask == crate::supervisor::HOLD_ALL {
+                req.mask = held;
+                if let Some(chan) = &self.channel {
+                    chan.set_mask(req.slot, held);
+                }
+            }
+        }
         let mut regs = th.regs;
         regs.orig_rax = req.nr as u64;
         [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9] = req.args;

@@ -1577,7 +1577,7 @@ impl Supervisor {
 
 /// Every signal that can be blocked (the kernel drops SIGKILL and SIGSTOP
 /// from any mask).
-const HOLD_ALL: u64 = !((1 << (libc::SIGKILL - 1)) | (1 << (libc::SIGSTOP - 1)));
+pub(crate) const HOLD_ALL: u64 = !((1 << (libc::SIGKILL - 1)) | (1 << (libc::SIGSTOP - 1)));
 
 /// The id a thread has in the innermost PID namespace (the last NSpid field).
 fn ns_id(pid: i32, tid: i32) -> i32 {

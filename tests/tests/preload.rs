@@ -112,3 +112,20 @@ fn a_missing_library_turns_the_fast_path_off_with_a_warning() {
     );
     assert_eq!(run.summary().fast, 0, "{run}");
 }
+
+#[test]
+fn a_preempted_spinner_gets_its_signals_back_at_its_next_fast_call() {
+    // The spinner's first call after its spin is a nanosleep: over the
+    // channel with --preload, trapped without. The signals the watchdog's
+    // preemption held must come back there on both paths.
+    let exec = Exec::program(Program::c("spin_wait"))
+        .seed(1)
+        .option("--spin-limit", "30ms");
+    let (fast, _) = same_run_with_and_without(exec);
+    assert_eq!(
+        fast.out(),
+        "signals during the spin: 0\nsignals after it: yes\n",
+        "\n{fast}"
+    );
+    assert!(fast.summary().fast > 0, "{fast}");
+}
