@@ -27,6 +27,12 @@ pub const FD_ENV: &str = "FAULTLINE_CHANNEL_FD";
 /// is there, so a program that overwrites the region falls back to ptrace.
 pub const MAGIC: u32 = 0x464c_4348;
 
+/// The third argument of the `getcpu` call (otherwise unused since Linux
+/// 2.6.24) with which the library announces itself in a process before its
+/// first request: the supervisor watches the channel only for processes
+/// that did, so others pay nothing for it.
+pub const HELLO: u64 = 0x464c_4845_4c4c_4f21;
+
 /// Threads that can use the channel at once; the rest use ptrace.
 pub const SLOTS: usize = 1024;
 

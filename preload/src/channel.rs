@@ -2,12 +2,15 @@
 //! and one request/answer round trip.
 
 use core::ptr::{null, null_mut};
-use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use faultline_channel as ch;
 
 /// The mapped region, or null when the fast path is off in this process.
 static REGION: AtomicPtr<u8> = AtomicPtr::new(null_mut());
+
+/// Whether this process has announced itself to the supervisor.
+static ANNOUNCED: AtomicBool = AtomicBool::new(false);
 
 /// The pthread key holding this thread's slot index + 1.
 static SLOT_KEY: AtomicUsize = AtomicUsize::new(usize::MAX);
@@ -116,6 +119,8 @@ unsafe fn futex(addr: &AtomicU32, op: i32, val: u32) -> i64 {
 }
 
 extern "C" fn forget_slot() {
+    // A forked child is a new process to the supervisor, too.
+    ANNOUNCED.store(false, Ordering::Relaxed);
     let key = SLOT_KEY.load(Ordering::Relaxed);
     // SAFETY: the key was created before pthread_atfork registered us.
     unsafe { libc::pthread_setspecific(key as libc::pthread_key_t, null()) };
@@ -190,6 +195,10 @@ pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
             return Answer::Trap;
         };
         let slot_mut = slot as *const ch::Slot as *mut ch::Slot;
+        if !ANNOUNCED.swap(true, Ordering::Relaxed) {
+            // A trapped call the supervisor answers in place, unrecorded.
+            libc::syscall(libc::SYS_getcpu, 0usize, 0usize, ch::HELLO);
+        }
         loop {
             let all: u64 = !0;
             let mut old: u64 = 0;

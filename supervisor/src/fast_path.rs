@@ -81,13 +81,13 @@ impl Supervisor {
     /// The next thing the running thread `vtid` did: a ptrace stop of some
     /// tracee, or — if its process has the library — a posted request.
     pub(crate) fn next_event(&mut self, vtid: Vtid) -> std::io::Result<Event> {
-        let preloaded = self
+        let channel_user = self
             .threads
             .get(&vtid)
             .and_then(|t| self.procs.get(&t.pid))
-            .is_some_and(|p| p.preloaded);
+            .is_some_and(|p| p.channel_user);
         match &self.channel {
-            Some(chan) if preloaded => {
+            Some(chan) if channel_user => {
                 let event = chan.wait()?;
                 if let Event::Stop(..) = event {
                     self.stops += 1;
@@ -193,10 +193,12 @@ impl Supervisor {
         }
     }
 
-    /// The dynamic loader opening, reading and closing the library: let
-    /// the kernel do it, without a trace event or a scheduling point, as
-    /// on a run without the fast path. True if `c` was such a call.
-    pub(crate) fn loader_call(&mut self, c: &Call) -> bool {
+    /// Calls that belong to the library, not the program: the dynamic
+    /// loader opening, reading and closing it (the kernel does them), and
+    /// the library announcing itself. Handled in place, without a trace
+    /// event or a scheduling point, as on a run without the fast path.
+    /// True if `c` was such a call.
+    pub(crate) fn library_call(&mut self, c: &Call) -> bool {
         let Some(lib) = &self.preload_lib else {
             return false;
         };
@@ -216,6 +218,16 @@ impl Supervisor {
                 let _ = tracee::cont_to_syscall_exit(c.tid);
                 true
             }
+            libc::SYS_getcpu if c.a == [0, 0, ch::HELLO, c.a[3], c.a[4], c.a[5]] => {
+                self.procs.get_mut(&c.pid).expect("process").channel_user = true;
+                let mut regs = c.regs;
+                regs.orig_rax = u64::MAX;
+                regs.rax = 0;
+                if tracee::set_regs(c.tid, &regs).is_ok() {
+                    let _ = tracee::cont(c.tid, 0);
+                }
+                true
+            }
             libc::SYS_read | libc::SYS_close if loader_fd == Some(c.a[0] as i32) => {
                 if c.nr == libc::SYS_close {
                     self.procs.get_mut(&c.pid).expect("process").loader_fd = None;
@@ -232,7 +244,6 @@ impl Supervisor {
         if let (Some(p), Ok(fd)) = (self.procs.get_mut(&pid), i32::try_from(fd)) {
             if fd >= 0 {
                 p.loader_fd = Some(fd);
-                p.preloaded = true;
             }
         }
     }

@@ -452,9 +452,9 @@ impl Supervisor {
                 name,
                 host,
                 vfork_parent: None,
-                preloaded: parent
+                channel_user: parent
                     .and_then(|p| self.procs.get(&p))
-                    .is_some_and(|p| p.preloaded),
+                    .is_some_and(|p| p.channel_user),
                 loader_fd: None,
                 interp: parent
                     .and_then(|p| self.procs.get(&p))
@@ -987,7 +987,6 @@ impl Supervisor {
         let event = (status >> 16) & 0xff;
         match event {
             libc::PTRACE_EVENT_SECCOMP => {
-                self.release_signals(vtid, tid);
                 match tracee::get_regs(tid) {
                     Ok(regs) => {
                         self.threads.get_mut(&vtid).expect("thread").regs = regs;
@@ -1267,7 +1266,7 @@ impl Supervisor {
         let old_mm = std::mem::replace(&mut p.mm, mm);
         p.restart_mask = 0;
         // The new image's loader opens the library again, if it is dynamic.
-        p.preloaded = false;
+        p.channel_user = false;
         p.loader_fd = None;
         p.name = name.clone();
         let vfork_parent = p.vfork_parent.take();
@@ -1529,9 +1528,10 @@ impl Supervisor {
         }
     }
 
-    /// At a system-call stop, a deterministic point: gives back the mask
-    /// [`Self::hold_signals`] took, unless the program changed it since.
-    fn release_signals(&mut self, vtid: Vtid, tid: i32) {
+    /// At a system call of the program, a deterministic point: gives back
+    /// the mask [`Self::hold_signals`] took, unless the program changed it
+    /// since.
+    pub(crate) fn release_signals(&mut self, vtid: Vtid, tid: i32) {
         let Some(mask) = self.threads.get_mut(&vtid).and_then(|t| t.held_mask.take()) else {
             return;
         };

@@ -281,10 +281,10 @@ pub struct Process {
     pub name: String,
     /// A vfork parent thread waiting for this process to exec or exit.
     pub vfork_parent: Option<i32>,
-    /// The dynamic loader opened the LD_PRELOAD library in this image: its
-    /// threads may post fast-path requests, so waits for them watch the
-    /// channel too.
-    pub preloaded: bool,
+    /// The LD_PRELOAD library announced itself in this process (or its
+    /// parent): its threads may post fast-path requests, so waits for them
+    /// watch the channel too.
+    pub channel_user: bool,
     /// The loader's descriptor of that library while it is open: its calls
     /// on it are not the program's and are neither recorded nor scheduled.
     pub loader_fd: Option<i32>,

@@ -270,6 +270,7 @@ impl ScenarioFile {
             seed: None,
             seeds: None,
             artifacts: Some(dir.join("artifacts")),
+            flags: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
         }
     }
@@ -283,10 +284,17 @@ pub struct RunScenario {
     seed: Option<String>,
     seeds: Option<u32>,
     artifacts: Option<PathBuf>,
+    flags: Vec<String>,
     timeout: Duration,
 }
 
 impl RunScenario {
+    /// Adds a flag of `faultline run` (e.g. `--preload`).
+    pub fn flag(mut self, flag: &str) -> Self {
+        self.flags.push(flag.to_owned());
+        self
+    }
+
     /// `--seed S` with S in decimal.
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed.to_string());
@@ -335,6 +343,7 @@ impl RunScenario {
         if let Some(dir) = &self.artifacts {
             command.arg("--artifacts").arg(dir);
         }
+        command.args(&self.flags);
         command
     }
 

@@ -6,7 +6,7 @@
 //! falls back to ptrace; static programs are not touched.
 
 use faultline_e2e::checks::run_twice;
-use faultline_e2e::{Exec, Linkage, Program, Run};
+use faultline_e2e::{Exec, Linkage, Node, Program, Run, Scenario};
 
 /// Runs `exec` twice with `--preload` and once without; asserts the three
 /// agree on stdout, events and trace hash. Returns (with, without).
@@ -128,4 +128,47 @@ fn a_preempted_spinner_gets_its_signals_back_at_its_next_fast_call() {
         "\n{fast}"
     );
     assert!(fast.summary().fast > 0, "{fast}");
+}
+
+#[test]
+fn etcd_loads_the_library_makes_no_fast_call_and_runs_the_same() {
+    // Debian's etcd is dynamically linked (cgo), so the loader maps the
+    // library into it, but Go makes its system calls directly. The run must
+    // be the one without --preload, given the same environment: LD_PRELOAD
+    // and FAULTLINE_CHANNEL_FD are an input the program sees (Go lays out
+    // memory by the environment's size), so the run without the fast path
+    // gets two variables of the same lengths. Both runs share one
+    // artifacts directory: etcd logs its data directory's path.
+    let lib = faultline_e2e::paths::target_dir()
+        .join("release/libfaultline_preload.so")
+        .canonicalize()
+        .expect("scripts/build-preload built the library");
+    let lib = lib.to_str().expect("UTF-8 path");
+    let dir = faultline_e2e::paths::scratch_dir("preload-etcd");
+    let run = |preload: bool| {
+        let mut node = Node::new("n1", ["/usr/bin/etcd", "--data-dir", "{node_dir}"]);
+        if !preload {
+            node = node
+                .env("LD_PRELOAX", lib)
+                .env("FAULTLINE_CHANNEL_FX", "1000");
+        }
+        let file = Scenario::new("preload-etcd", "5s").node(node).write(&dir);
+        let mut runner = file.runner().seed(3);
+        if preload {
+            runner = runner.flag("--preload");
+        }
+        let run = runner.run();
+        run.expect_pass();
+        let fast_calls = std::fs::read_to_string(run.seed_dir(3).join("report.json"))
+            .expect("report.json")
+            .contains("\"fast_calls\": 0");
+        (run.report(), fast_calls)
+    };
+    let ((with, no_fast_call), (without, _)) = (run(true), run(false));
+    assert!(no_fast_call, "etcd made a fast-path call");
+    assert_eq!(
+        (with.events, with.trace_hash),
+        (without.events, without.trace_hash),
+        "--preload changed etcd's run"
+    );
 }

@@ -71,9 +71,13 @@ impl Supervisor {
             a: [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9],
             regs,
         };
-        if self.loader_call(&call) || self.proc_read_in_place(&call) {
+        // Not the program's own calls, or not the same number of them on
+        // every path: they pass without a trace event, and without giving
+        // back signals held since a preemption.
+        if self.library_call(&call) || self.proc_read_in_place(&call) {
             return false;
         }
+        self.release_signals(vtid, call.tid);
         let mut trace_args: Vec<i64> = Vec::new();
         let in_place = self.answers_in_place(&call);
         let action = self.handle(&call, &mut trace_args);
