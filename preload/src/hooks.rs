@@ -67,18 +67,29 @@ pub extern "C" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
     fd_call(libc::SYS_write, [fd as u64, buf as u64, n as u64, 0, 0, 0]) as ssize_t
 }
 
+/// The socket calls, all `recvfrom` or `sendto` underneath.
+fn socket_call(
+    nr: i64,
+    fd: c_int,
+    buf: u64,
+    n: size_t,
+    flags: c_int,
+    addr: u64,
+    len: u64,
+) -> ssize_t {
+    fd_call(nr, [fd as u64, buf, n as u64, flags as u64, addr, len]) as ssize_t
+}
+
 /// libc's recv.
 #[no_mangle]
 pub extern "C" fn recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int) -> ssize_t {
-    let a = [fd as u64, buf as u64, n as u64, flags as u64, 0, 0];
-    fd_call(libc::SYS_recvfrom, a) as ssize_t
+    socket_call(libc::SYS_recvfrom, fd, buf as u64, n, flags, 0, 0)
 }
 
 /// libc's send.
 #[no_mangle]
 pub extern "C" fn send(fd: c_int, buf: *const c_void, n: size_t, flags: c_int) -> ssize_t {
-    let a = [fd as u64, buf as u64, n as u64, flags as u64, 0, 0];
-    fd_call(libc::SYS_sendto, a) as ssize_t
+    socket_call(libc::SYS_sendto, fd, buf as u64, n, flags, 0, 0)
 }
 
 /// libc's recvfrom.
@@ -91,15 +102,15 @@ pub extern "C" fn recvfrom(
     addr: *mut sockaddr,
     len: *mut socklen_t,
 ) -> ssize_t {
-    let a = [
-        fd as u64,
+    socket_call(
+        libc::SYS_recvfrom,
+        fd,
         buf as u64,
-        n as u64,
-        flags as u64,
+        n,
+        flags,
         addr as u64,
         len as u64,
-    ];
-    fd_call(libc::SYS_recvfrom, a) as ssize_t
+    )
 }
 
 /// libc's sendto.
@@ -112,15 +123,15 @@ pub extern "C" fn sendto(
     addr: *const sockaddr,
     len: socklen_t,
 ) -> ssize_t {
-    let a = [
-        fd as u64,
+    socket_call(
+        libc::SYS_sendto,
+        fd,
         buf as u64,
-        n as u64,
-        flags as u64,
+        n,
+        flags,
         addr as u64,
         len as u64,
-    ];
-    fd_call(libc::SYS_sendto, a) as ssize_t
+    )
 }
 
 /// libc's close: the descriptor may be a socket once it is reused.

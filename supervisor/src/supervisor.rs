@@ -134,8 +134,12 @@ pub struct Supervisor {
     pub(crate) signal_timers: Vec<SignalTimer>,
     pub(crate) watchdog: Arc<Watchdog>,
     preemptions: u64,
-    /// The thread the watchdog preempted in the last step.
-    just_preempted: Option<Vtid>,
+    /// A thread the watchdog preempted, and the threads of its process that
+    /// get a step before it runs again.
+    penalty: Option<(Vtid, BTreeSet<Vtid>)>,
+    /// Threads with a watchdog SIGSTOP still pending from a step that
+    /// ended before it arrived.
+    stale_stops: HashSet<i32>,
     reported: HashSet<String>,
     pub(crate) exit_hook: Option<ExitHook>,
     /// A planned crash is killing a node: its deaths are not reported as errors.
@@ -247,7 +251,8 @@ impl Supervisor {
             signal_timers: Vec::new(),
             watchdog,
             preemptions: 0,
-            just_preempted: None,
+            penalty: None,
+            stale_stops: HashSet::new(),
             reported: HashSet::new(),
             exit_hook: None,
             group_exit: None,
@@ -551,15 +556,19 @@ impl Supervisor {
                 }
                 break Ending::Deadlock(self.deadlock_report());
             }
-            // A thread the watchdog just stopped spins on what another
-            // thread must do: give one of the others the next step.
-            let others: Vec<Vtid> = match self.just_preempted.take() {
-                Some(p) if runnable.len() > 1 => {
-                    runnable.iter().copied().filter(|&v| v != p).collect()
+            let Some(candidates) = self.spin_penalty(runnable) else {
+                // Only the spinner could run: let time pass to whatever
+                // it waits for, as it would while the CPU spun.
+                if let Some(t) = self.next_deadline() {
+                    self.clock
+                        .advance_to(self.cfg.until_ns.map_or(t, |u| t.min(u)));
                 }
-                _ => runnable,
+                continue;
             };
-            let pick = others[self.sched_rng.gen_range(0..others.len())];
+            let pick = candidates[self.sched_rng.gen_range(0..candidates.len())];
+            if let Some((_, owed)) = &mut self.penalty {
+                owed.remove(&pick);
+            }
             self.clock.advance_by(self.cfg.step_cost_ns);
             if let Err(e) = self.step(pick) {
                 eprintln!("faultline: internal error: {e}");
@@ -567,6 +576,36 @@ impl Supervisor {
             }
         };
         self.finish(ending)
+    }
+
+    /// The threads the scheduler may pick from `runnable`. A thread the
+    /// watchdog stopped was spinning on something another thread must do
+    /// (a lock holder, the last sweeper of a Go GC), most likely one of its
+    /// own process: it waits until each of those has had a step. None if
+    /// the spinner is all that could run while one of those is still
+    /// waiting for a deadline: virtual time should move on first.
+    fn spin_penalty(&mut self, runnable: Vec<Vtid>) -> Option<Vec<Vtid>> {
+        let Some((spinner, owed)) = &mut self.penalty else {
+            return Some(runnable);
+        };
+        let spinner = *spinner;
+        owed.retain(|v| {
+            self.threads
+                .get(v)
+                .is_some_and(|t| !matches!(t.state, ThreadState::Dying))
+        });
+        let others: Vec<Vtid> = runnable.iter().copied().filter(|&v| v != spinner).collect();
+        if owed.iter().any(|v| runnable.contains(v)) {
+            return Some(others);
+        }
+        let owed_wait_on_time = owed.iter().any(
+            |v| matches!(&self.threads[v].state, ThreadState::Parked(w) if w.deadline.is_some()),
+        );
+        if others.is_empty() && owed_wait_on_time && self.next_deadline().is_some() {
+            return None;
+        }
+        self.penalty = None;
+        Some(runnable)
     }
 
     fn finish(mut self, ending: Ending) -> Outcome {
@@ -946,7 +985,7 @@ impl Supervisor {
                 crate::channel::Event::Stop(who, status) => (who, status),
                 crate::channel::Event::Request(req) => {
                     if let StepEnd::Done = self.on_request(vtid, req) {
-                        self.watchdog.idle();
+                        self.step_ended();
                         return Ok(());
                     }
                     continue;
@@ -971,9 +1010,18 @@ impl Supervisor {
                     continue;
                 }
                 self.group_exit = None;
-                self.watchdog.idle();
+                self.step_ended();
                 return Ok(());
             }
+        }
+    }
+
+    /// The running thread reached its scheduling point: the watchdog stops
+    /// watching it, and a SIGSTOP it sent too late is remembered, to be
+    /// swallowed when it arrives.
+    fn step_ended(&mut self) {
+        if let Some(tid) = self.watchdog.idle() {
+            self.stale_stops.insert(tid);
         }
     }
 
@@ -1478,11 +1526,21 @@ impl Supervisor {
     fn on_signal(&mut self, vtid: Vtid, sig: i32) -> StepEnd {
         let tid = self.threads[&vtid].tid;
         let pid = self.threads[&vtid].pid;
+        if sig == libc::SIGSTOP && self.stale_stops.remove(&tid) {
+            let _ = tracee::cont(tid, 0);
+            return StepEnd::Running;
+        }
         if sig == libc::SIGSTOP && self.watchdog.take_preemption(tid) {
             self.preemptions += 1;
             self.forget_spin_reads(pid);
             self.hold_signals(vtid, tid);
-            self.just_preempted = Some(vtid);
+            let owed = self
+                .threads
+                .values()
+                .filter(|t| t.pid == pid && t.vtid != vtid)
+                .map(|t| t.vtid)
+                .collect();
+            self.penalty = Some((vtid, owed));
             self.record(vtid, "preempted", &[], "watchdog");
             let rip = tracee::get_regs(tid).map_or(0, |r| r.rip);
             let p = &self.procs[&pid];

@@ -240,7 +240,12 @@ fn map_time_page(pid: i32, syscall_at: u64, addr: u64) -> io::Result<()> {
     tracee::set_regs(pid, &regs)?;
     tracee::cont(pid, 0)?;
     let mut status = 0;
-    let r = unsafe { libc::waitpid(pid, &mut status, libc::__WALL) };
+    let mut r = unsafe { libc::waitpid(pid, &mut status, libc::__WALL) };
+    // A watchdog preemption of the exec'ing step: not now.
+    while r == pid && libc::WIFSTOPPED(status) && libc::WSTOPSIG(status) == libc::SIGSTOP {
+        tracee::cont(pid, 0)?;
+        r = unsafe { libc::waitpid(pid, &mut status, libc::__WALL) };
+    }
     let trapped = r == pid && libc::WIFSTOPPED(status) && libc::WSTOPSIG(status) == libc::SIGTRAP;
     let result = if trapped {
         tracee::get_regs(pid).map(|r| r.rax)

@@ -72,13 +72,25 @@ impl Watchdog {
                 continue;
             }
             quiet += tick;
-            let spun = match (cpu_at_start, process_cpu_time(pid)) {
+            // The clock can be unreadable for a moment (a process in the
+            // middle of an exec): then only the wall-time rule applies.
+            let now = process_cpu_time(pid);
+            let spun = match (cpu_at_start, now) {
                 (Some(a), Some(b)) => b.saturating_sub(a),
-                _ => quiet,
+                _ => {
+                    cpu_at_start = cpu_at_start.or(now);
+                    Duration::ZERO
+                }
             };
             if spun >= limit || quiet >= limit * WALL_FACTOR {
-                self.pending.lock().expect("watchdog lock").push(tid);
-                unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, libc::SIGSTOP) };
+                // Under the lock `idle` takes: a step that has ended gets
+                // no SIGSTOP any more.
+                let mut pending = self.pending.lock().expect("watchdog lock");
+                if self.epoch.load(Ordering::Acquire) == epoch {
+                    pending.push(tid);
+                    unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, libc::SIGSTOP) };
+                }
+                drop(pending);
                 // Wait for the supervisor to notice before firing again.
                 last_epoch = u64::MAX;
                 quiet = Duration::ZERO;
@@ -93,10 +105,15 @@ impl Watchdog {
         self.epoch.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// Called when the running thread has stopped.
-    pub fn idle(&self) {
-        self.running_tid.store(0, Ordering::Release);
+    /// Called when the running thread has stopped. Returns its tid if a
+    /// SIGSTOP was sent to it that its step did not end with: that signal is
+    /// still pending, and must not count as a preemption of its next step.
+    pub fn idle(&self) -> Option<i32> {
+        let mut pending = self.pending.lock().expect("watchdog lock");
+        let tid = self.running_tid.swap(0, Ordering::AcqRel);
         self.epoch.fetch_add(1, Ordering::AcqRel);
+        let i = pending.iter().position(|&t| t == tid)?;
+        Some(pending.swap_remove(i))
     }
 
     /// True (once) if a SIGSTOP seen on `tid` was sent by the watchdog.

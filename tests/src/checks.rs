@@ -86,6 +86,25 @@ pub fn run_twice(exec: &Exec) -> Run {
     first
 }
 
+/// Asserts that two successful runs of one program and seed, one with and
+/// one without the optional path `what` (faultline's vDSO, the fast path),
+/// printed the same and left the same trace.
+#[track_caller]
+pub fn assert_same_on_both_paths(with: &Run, without: &Run, what: &str) {
+    with.expect_success();
+    without.expect_success();
+    assert_eq!(
+        with.stdout, without.stdout,
+        "{what} changed what the program saw\n{with}\n{without}"
+    );
+    let (a, b) = (with.summary(), without.summary());
+    assert_eq!(
+        (a.events, a.trace_hash),
+        (b.events, b.trace_hash),
+        "{what} changed the trace\n{with}\n{without}"
+    );
+}
+
 /// Asserts two runs that should be identical are: same exit code,
 /// byte-identical stdout, same trace hash and event count.
 #[track_caller]

@@ -3,7 +3,7 @@
 //! same output and the same trace with it as with every read trapped
 //! (`--no-vdso`), while taking far fewer ptrace stops.
 
-use faultline_e2e::checks::run_twice;
+use faultline_e2e::checks::{assert_same_on_both_paths, run_twice};
 use faultline_e2e::output::word_after;
 use faultline_e2e::{per_linkage, Exec, Program, Run};
 
@@ -12,18 +12,7 @@ use faultline_e2e::{per_linkage, Exec, Program, Run};
 fn same_run_on_both_paths(exec: Exec) -> (Run, Run) {
     let fast = run_twice(&exec);
     let trapped = exec.flag("--no-vdso").run();
-    fast.expect_success();
-    trapped.expect_success();
-    assert_eq!(
-        fast.stdout, trapped.stdout,
-        "the vDSO changed what the program saw\n{fast}\n{trapped}"
-    );
-    let (a, b) = (fast.summary(), trapped.summary());
-    assert_eq!(
-        (a.events, a.trace_hash),
-        (b.events, b.trace_hash),
-        "the vDSO changed the trace\n{fast}\n{trapped}"
-    );
+    assert_same_on_both_paths(&fast, &trapped, "the vDSO");
     (fast, trapped)
 }
 
