@@ -34,6 +34,9 @@ pub struct Report<'a> {
     pub stops: u64,
     /// Calls that came over the LD_PRELOAD fast path instead (`--preload`).
     pub fast_calls: u64,
+    /// Times the watchdog preempted a thread: if not 0, the seed is
+    /// possibly non-deterministic (there is no deterministic preemption).
+    pub preemptions: u64,
     /// The trace hash, 0x-hex.
     pub trace_hash: String,
     /// The nodes in host order (host i has address 127.77.0.(i+1)).

@@ -184,10 +184,10 @@ pub struct SimArgs {
     /// CPU time a thread may use without a trapped syscall before the
     /// watchdog preempts it (the run is then flagged possibly
     /// non-deterministic); a thread blocked in the kernel is preempted after
-    /// ten times this of wall time. Long enough for an ordinary burst of
+    /// three times this of wall time. Long enough for an ordinary burst of
     /// computation (a GC, a compaction); short, because a spin loop waiting
     /// for a thread faultline has stopped costs this much each time.
-    #[arg(long, default_value = "200ms", value_name = "DURATION")]
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub spin_limit: String,
 
     /// Hide the vDSO instead of putting faultline's in each process: every
@@ -200,9 +200,12 @@ pub struct SimArgs {
     /// Load faultline's LD_PRELOAD library into dynamically linked programs:
     /// their socket reads and writes (read, write, recv, send, recvfrom,
     /// sendto) and sleeps then reach the supervisor over shared memory
-    /// instead of a ptrace stop. The trace is the same either way. Static
-    /// and Go programs (which make raw syscalls) are not affected. The
-    /// library is libfaultline_preload.so next to faultline, or
+    /// instead of a ptrace stop. The trace is the same either way (the
+    /// program does see LD_PRELOAD and FAULTLINE_CHANNEL_FD in its
+    /// environment). Static and Go programs (which make raw syscalls) are
+    /// not affected. Off by default: where a context switch costs most of a
+    /// ptrace stop, as on small VMs, it saves little (README, Performance).
+    /// The library is libfaultline_preload.so next to faultline, or
     /// $FAULTLINE_PRELOAD.
     #[arg(long)]
     pub preload: bool,

@@ -114,11 +114,12 @@ impl Supervisor {
             }
             return StepEnd::Running;
         }
-        let th = self.threads.get_mut(&vtid).expect("running thread");
         let mut req = req;
-        if let Some(held) = th.held_mask.take() {
-            // Signals held since a preemption come back at this call, as
-            // they would at a trapped one.
+        let held = self.threads.get_mut(&vtid).and_then(|t| t.held_mask.take());
+        if let Some(held) = held {
+            // Signals held since a preemption come back at this call, and
+            // the clock reads since then are forgotten, as at a trapped one.
+            self.forget_spin_reads(pid);
             if req.mask == crate::supervisor::HOLD_ALL {
                 req.mask = held;
                 if let Some(chan) = &self.channel {
@@ -126,6 +127,7 @@ impl Supervisor {
                 }
             }
         }
+        let th = self.threads.get_mut(&vtid).expect("running thread");
         let mut regs = th.regs;
         regs.orig_rax = req.nr as u64;
         [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9] = req.args;

@@ -1545,7 +1545,7 @@ impl Supervisor {
             let rip = tracee::get_regs(tid).map_or(0, |r| r.rip);
             let p = &self.procs[&pid];
             let msg = format!(
-                "the watchdog preempted thread {vtid} (process {} {:?}) at rip {rip:#x}: it used {:?} of CPU (or ten times that of wall time, blocked) without a trapped syscall (a spin loop? `addr2line -f -e PROGRAM {rip:#x}` names the function)",
+                "the watchdog preempted thread {vtid} (process {} {:?}) at rip {rip:#x}: it used {:?} of CPU (or three times that of wall time, blocked) without a trapped syscall (a spin loop? `addr2line -f -e PROGRAM {rip:#x}` names the function)",
                 p.vpid, p.name, self.cfg.spin_limit
             );
             self.report_once(msg);
@@ -1588,11 +1588,15 @@ impl Supervisor {
 
     /// At a system call of the program, a deterministic point: gives back
     /// the mask [`Self::hold_signals`] took, unless the program changed it
-    /// since.
+    /// since, and forgets the clock reads made since the preemption (how
+    /// many the rest of the interrupted loop round made depends on where
+    /// the watchdog stopped it).
     pub(crate) fn release_signals(&mut self, vtid: Vtid, tid: i32) {
         let Some(mask) = self.threads.get_mut(&vtid).and_then(|t| t.held_mask.take()) else {
             return;
         };
+        let pid = self.threads[&vtid].pid;
+        self.forget_spin_reads(pid);
         if tracee::sigmask(tid).is_ok_and(|now| now == HOLD_ALL) {
             let _ = tracee::set_sigmask(tid, mask);
         }

@@ -7,7 +7,7 @@
 //! "Too long" is CPU time of the running process (only one of its threads
 //! runs at a time), so a loaded machine that merely slows a burst of
 //! computation does not turn it into a preemption; a call blocked in the
-//! kernel uses no CPU, and is preempted after ten times the limit of wall
+//! kernel uses no CPU, and is preempted after three times the limit of wall
 //! time instead.
 
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
@@ -16,7 +16,7 @@ use std::time::Duration;
 
 /// Wall time, in multiples of the CPU limit, after which a thread that uses
 /// no CPU (blocked in the kernel) is preempted too.
-const WALL_FACTOR: u32 = 10;
+const WALL_FACTOR: u32 = 3;
 
 /// State shared between the supervisor loop and the watchdog thread.
 #[derive(Default)]

@@ -154,10 +154,11 @@ impl Supervisor {
             SYS_bind | SYS_listen | SYS_connect | SYS_getsockname | SYS_getpeername
             | SYS_setsockopt | SYS_getsockopt | SYS_shutdown | SYS_sendmmsg | SYS_recvmmsg
             | SYS_fcntl | SYS_ioctl | SYS_dup => pass(),
-            SYS_creat | SYS_pwrite64 | SYS_pwritev | SYS_fsync | SYS_fdatasync | SYS_ftruncate
-            | SYS_truncate | SYS_fallocate | SYS_rename | SYS_renameat | SYS_renameat2
-            | SYS_unlink | SYS_unlinkat | SYS_rmdir | SYS_mkdir | SYS_mkdirat | SYS_link
-            | SYS_linkat | SYS_sync | SYS_syncfs => pass(),
+            SYS_fsync | SYS_fdatasync | SYS_syncfs => self.sys_host_sync(c),
+            SYS_sync => ret(0),
+            SYS_creat | SYS_pwrite64 | SYS_pwritev | SYS_ftruncate | SYS_truncate
+            | SYS_fallocate | SYS_rename | SYS_renameat | SYS_renameat2 | SYS_unlink
+            | SYS_unlinkat | SYS_rmdir | SYS_mkdir | SYS_mkdirat | SYS_link | SYS_linkat => pass(),
             SYS_poll | SYS_ppoll | SYS_select | SYS_pselect6 => self.sys_poll(c, targs),
             SYS_epoll_wait | SYS_epoll_pwait | SYS_epoll_pwait2 => self.sys_epoll_wait(c, targs),
             SYS_epoll_ctl => self.sys_epoll_ctl(c, targs),
