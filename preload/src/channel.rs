@@ -151,28 +151,27 @@ unsafe fn my_slot(base: *mut u8) -> Option<(usize, &'static ch::Slot)> {
 
 /// Whether calls on `fd` should go to the channel at all.
 pub fn may_be_socket(fd: i32) -> bool {
-    match usize::try_from(fd) {
-        Ok(i) if i < 64 * 64 => NOT_SOCKET[i / 64].load(Ordering::Relaxed) & (1 << (i % 64)) == 0,
-        Ok(_) => true,
-        Err(_) => false,
-    }
+    fd >= 0 && not_socket_bit(fd).is_none_or(|(word, bit)| word.load(Ordering::Relaxed) & bit == 0)
 }
 
 /// `fd` was closed: it may be a socket next time.
 pub fn forget_fd(fd: i32) {
-    if let Ok(i) = usize::try_from(fd) {
-        if i < 64 * 64 {
-            NOT_SOCKET[i / 64].fetch_and(!(1 << (i % 64)), Ordering::Relaxed);
-        }
+    if let Some((word, bit)) = not_socket_bit(fd) {
+        word.fetch_and(!bit, Ordering::Relaxed);
     }
 }
 
 fn mark_not_socket(fd: i32) {
-    if let Ok(i) = usize::try_from(fd) {
-        if i < 64 * 64 {
-            NOT_SOCKET[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
-        }
+    if let Some((word, bit)) = not_socket_bit(fd) {
+        word.fetch_or(bit, Ordering::Relaxed);
     }
+}
+
+/// Where `fd`'s bit of [`NOT_SOCKET`] is; None for descriptors it has none
+/// for (negative, or 4096 and above).
+fn not_socket_bit(fd: i32) -> Option<(&'static AtomicU64, u64)> {
+    let i = usize::try_from(fd).ok().filter(|&i| i < 64 * 64)?;
+    Some((&NOT_SOCKET[i / 64], 1 << (i % 64)))
 }
 
 /// Puts syscall `nr` to the supervisor and waits for its answer. Every

@@ -212,8 +212,9 @@ impl Drop for Channel {
     }
 }
 
-/// Blocks or unblocks SIGCHLD in the calling thread.
-fn sigchld_mask(how: libc::c_int) {
+/// Blocks or unblocks SIGCHLD in the calling thread. Allocates nothing, so
+/// a forked child may call it before exec.
+pub(crate) fn sigchld_mask(how: libc::c_int) {
     // SAFETY: plain signal-set calls on a local set.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();

@@ -102,7 +102,7 @@ impl Supervisor {
 
     /// A request the running thread posted: dispatched like the trapped
     /// call (a scheduling point), or sent back to be made as one.
-    pub(crate) fn on_request(&mut self, vtid: Vtid, req: Request) -> StepEnd {
+    pub(crate) fn on_request(&mut self, vtid: Vtid, mut req: Request) -> StepEnd {
         let Some(th) = self.threads.get_mut(&vtid) else {
             return StepEnd::Done;
         };
@@ -114,7 +114,6 @@ impl Supervisor {
             }
             return StepEnd::Running;
         }
-        let mut req = req;
         let held = self.threads.get_mut(&vtid).and_then(|t| t.held_mask.take());
         if let Some(held) = held {
             // Signals held since a preemption come back at this call, and
@@ -222,12 +221,7 @@ impl Supervisor {
             }
             libc::SYS_getcpu if c.a == [0, 0, ch::HELLO, c.a[3], c.a[4], c.a[5]] => {
                 self.procs.get_mut(&c.pid).expect("process").channel_user = true;
-                let mut regs = c.regs;
-                regs.orig_rax = u64::MAX;
-                regs.rax = 0;
-                if tracee::set_regs(c.tid, &regs).is_ok() {
-                    let _ = tracee::cont(c.tid, 0);
-                }
+                crate::sys::return_in_place(c.tid, c.regs, 0);
                 true
             }
             libc::SYS_read | libc::SYS_close if loader_fd == Some(c.a[0] as i32) => {

@@ -193,10 +193,7 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
                 libc::dup2(chan, faultline_channel::FD);
                 // The supervisor blocks SIGCHLD for the channel's sake; the
                 // program must not inherit that.
-                let mut set: libc::sigset_t = std::mem::zeroed();
-                libc::sigemptyset(&mut set);
-                libc::sigaddset(&mut set, libc::SIGCHLD);
-                libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+                crate::channel::sigchld_mask(libc::SIG_UNBLOCK);
             }
             libc::setpgid(0, 0);
             libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);

@@ -558,11 +558,11 @@ impl Supervisor {
             }
             let Some(candidates) = self.spin_penalty(runnable) else {
                 // Only the spinner could run: let time pass to whatever
-                // it waits for, as it would while the CPU spun.
-                if let Some(t) = self.next_deadline() {
-                    self.clock
-                        .advance_to(self.cfg.until_ns.map_or(t, |u| t.min(u)));
-                }
+                // it waits for, as it would while the CPU spun. (A thread
+                // it waits for sleeps until a deadline, so there is one.)
+                let t = self.next_deadline().expect("a parked thread's deadline");
+                self.clock
+                    .advance_to(self.cfg.until_ns.map_or(t, |u| t.min(u)));
                 continue;
             };
             let pick = candidates[self.sched_rng.gen_range(0..candidates.len())];
@@ -601,7 +601,7 @@ impl Supervisor {
         let owed_wait_on_time = owed.iter().any(
             |v| matches!(&self.threads[v].state, ThreadState::Parked(w) if w.deadline.is_some()),
         );
-        if others.is_empty() && owed_wait_on_time && self.next_deadline().is_some() {
+        if others.is_empty() && owed_wait_on_time {
             return None;
         }
         self.penalty = None;

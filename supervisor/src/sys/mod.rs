@@ -82,12 +82,7 @@ impl Supervisor {
         let in_place = self.answers_in_place(&call);
         let action = self.handle(&call, &mut trace_args);
         if let (true, Action::Now(Resume::Return(v))) = (in_place, &action) {
-            let mut regs = regs;
-            regs.orig_rax = u64::MAX;
-            regs.rax = *v as u64;
-            if crate::tracee::set_regs(call.tid, &regs).is_ok() {
-                let _ = crate::tracee::cont(call.tid, 0);
-            }
+            return_in_place(call.tid, regs, *v);
             return false;
         }
         // A re-executed call's deadline is for that call only.
@@ -237,6 +232,16 @@ impl Supervisor {
             errno_name(errno)
         ));
         err(errno)
+    }
+}
+
+/// Skips the call `tid` is stopped at, makes it return `v`, and lets the
+/// thread run on: a call answered without a scheduling point.
+pub(crate) fn return_in_place(tid: i32, mut regs: Regs, v: i64) {
+    regs.orig_rax = u64::MAX;
+    regs.rax = v as u64;
+    if crate::tracee::set_regs(tid, &regs).is_ok() {
+        let _ = crate::tracee::cont(tid, 0);
     }
 }
 
