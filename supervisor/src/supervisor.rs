@@ -1454,7 +1454,17 @@ impl Supervisor {
                 | ExitHook::DiskWrite { .. }
                 | ExitHook::DiskChange { .. }),
             ) => {
-                self.disk_exit(pid, hook, regs.rax as i64);
+                let ret = regs.rax;
+                if let ExitHook::DiskChange {
+                    restore: Some(saved),
+                    ..
+                } = &hook
+                {
+                    regs = **saved;
+                    regs.rax = ret;
+                    let _ = tracee::set_regs(tid, &regs);
+                }
+                self.disk_exit(pid, hook, ret as i64);
             }
             Some(ExitHook::AppendEpollEvents {
                 buf,

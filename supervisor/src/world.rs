@@ -91,6 +91,9 @@ pub enum ExitHook {
         disk: usize,
         /// The change.
         op: DiskOp,
+        /// The caller's registers, if the call was rewritten (a fallocate
+        /// made as an ftruncate) and they must be put back.
+        restore: Option<Box<Regs>>,
     },
     /// epoll_wait ran in the kernel for the real descriptors; append the
     /// ready virtual sockets' events after the kernel's.

@@ -66,7 +66,11 @@ impl Supervisor {
         let change = |disk: usize, op: DiskOp| {
             Action::Now(Resume::PassThenExit(
                 None,
-                ExitHook::DiskChange { disk, op },
+                ExitHook::DiskChange {
+                    disk,
+                    op,
+                    restore: None,
+                },
             ))
         };
         match c.nr {
@@ -101,7 +105,7 @@ impl Supervisor {
             }
             SYS_fallocate if c.a[1] == 0 => {
                 let (disk, ino, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
-                Some(change(disk, DiskOp::Fallocate(ino, c.a[2], c.a[3])))
+                Some(self.sparse_fallocate(c, disk, ino))
             }
             SYS_truncate => {
                 let (disk, rel) = self.disk_path(c, &path(AT_FDCWD, c.a[0]))?;
@@ -231,6 +235,34 @@ impl Supervisor {
         ))
     }
 
+    /// fallocate(fd, 0, offset, len) on a disk file, made as an `ftruncate`
+    /// to the length the file would have afterwards. The program sees the
+    /// same size and zeros, but the host keeps the range sparse: etcd
+    /// preallocates 64 MB per WAL segment, which otherwise fills the host's
+    /// disk with every node of every seed's artifacts. Arguments the kernel
+    /// would refuse (negative offset, zero length, overflow) go to the real
+    /// fallocate, so the program gets the kernel's own error.
+    fn sparse_fallocate(&self, c: &Call, disk: usize, ino: vfs::Ino) -> Action {
+        let (offset, len) = (c.a[2] as i64, c.a[3] as i64);
+        let end = offset.checked_add(len).filter(|_| offset >= 0 && len > 0);
+        let as_ftruncate = end.map(|end| {
+            let current = self.disks.get(disk).disk.file_len(ino).unwrap_or(0);
+            let mut regs = c.regs;
+            regs.orig_rax = libc::SYS_ftruncate as u64;
+            regs.rsi = (end as u64).max(current);
+            Box::new(regs)
+        });
+        let restore = as_ftruncate.is_some().then(|| Box::new(c.regs));
+        Action::Now(Resume::PassThenExit(
+            as_ftruncate,
+            ExitHook::DiskChange {
+                disk,
+                op: DiskOp::Fallocate(ino, c.a[2], c.a[3]),
+                restore,
+            },
+        ))
+    }
+
     /// The file offset of a tracee's descriptor (shared with a borrowed copy).
     fn file_position(&self, pid: i32, fd: i32) -> Option<u64> {
         let pidfd = self.procs.get(&pid)?.pidfd.as_ref()?;
@@ -274,7 +306,7 @@ impl Supervisor {
                     .disk
                     .on_write(ino, offset, &data[..n]);
             }
-            ExitHook::DiskChange { disk, op } => {
+            ExitHook::DiskChange { disk, op, .. } => {
                 let d = &mut self.disks.get_mut(disk).disk;
                 let _ = match op {
                     DiskOp::Rename(a, b) => d.on_rename(a, b),
