@@ -103,6 +103,15 @@ pub fn position(pidfd: &OwnedFd, fd: i32) -> Option<u64> {
     (pos >= 0).then_some(pos as u64)
 }
 
+/// Whether `fd` was opened for writing (the borrowed copy shares the open
+/// file description, so its access mode). Lets a call faultline rewrites
+/// keep the kernel's errno for a read-only descriptor.
+pub fn writable(pidfd: &OwnedFd, fd: i32) -> Option<bool> {
+    let file = borrow(pidfd, fd).ok()?;
+    let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+    (flags >= 0).then_some(flags & libc::O_ACCMODE != libc::O_RDONLY)
+}
+
 /// Blocks (in wall time) until one of the given descriptors of the given
 /// processes is ready or `timeout_ms` passes. Used only when every simulated
 /// thread waits on something outside the simulation, such as stdin.

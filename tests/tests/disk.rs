@@ -180,6 +180,10 @@ down = "100ms"
             format!("fresh size={} tail_zero=1", 64 * MIB),
             format!("inside size={}", 64 * MIB),
             "zero_length rc=-1 errno=Invalid argument".to_string(),
+            format!(
+                "read_only rc=-1 errno=Bad file descriptor size={}",
+                64 * MIB
+            ),
             format!("grown size={}", 128 * MIB),
             format!("restarted size={} head=REC1 tail_zero=1", 64 * MIB),
             format!("next size={} tail_zero=1", 64 * MIB),

@@ -240,11 +240,19 @@ impl Supervisor {
     /// same size and zeros, but the host keeps the range sparse: etcd
     /// preallocates 64 MB per WAL segment, which otherwise fills the host's
     /// disk with every node of every seed's artifacts. Arguments the kernel
-    /// would refuse (negative offset, zero length, overflow) go to the real
-    /// fallocate, so the program gets the kernel's own error.
+    /// would refuse (negative offset, zero length, overflow, a descriptor
+    /// not open for writing) go to the real fallocate, so the program gets
+    /// the kernel's own error.
     fn sparse_fallocate(&self, c: &Call, disk: usize, ino: vfs::Ino) -> Action {
         let (offset, len) = (c.a[2] as i64, c.a[3] as i64);
-        let end = offset.checked_add(len).filter(|_| offset >= 0 && len > 0);
+        let writable = self
+            .procs
+            .get(&c.pid)
+            .and_then(|p| p.pidfd.as_ref())
+            .and_then(|pidfd| crate::fdprobe::writable(pidfd, c.a[0] as i32));
+        let end = offset
+            .checked_add(len)
+            .filter(|_| offset >= 0 && len > 0 && writable == Some(true));
         let as_ftruncate = end.map(|end| {
             let current = self.disks.get(disk).disk.file_len(ino).unwrap_or(0);
             let mut regs = c.regs;

@@ -8,7 +8,8 @@
  * whether the segment's last page reads as zeros, preallocate a second
  * 64 MiB segment (which no crash rewrites), and exit 0.
  * Also prints the kernel's answers to a fallocate inside the file (no
- * growth) and to a zero-length one (EINVAL).
+ * growth), to a zero-length one (EINVAL) and to one on a read-only
+ * descriptor (EBADF).
  *
  * Usage: prealloc DIR */
 #define _GNU_SOURCE
@@ -67,6 +68,12 @@ int main(int argc, char **argv) {
     printf("inside size=%lld\n", size_of(fd));
     int rc = fallocate(fd, 0, 0, 0);
     printf("zero_length rc=%d errno=%s\n", rc, rc == 0 ? "none" : strerror(errno));
+    int reader = open(path, O_RDONLY);
+    CHECK(reader >= 0);
+    rc = fallocate(reader, 0, 0, 128 * MIB);
+    printf("read_only rc=%d errno=%s size=%lld\n", rc, rc == 0 ? "none" : strerror(errno),
+           size_of(fd));
+    CHECK(close(reader) == 0);
     CHECK(fallocate(fd, 0, 64 * MIB, 64 * MIB) == 0);
     printf("grown size=%lld\n", size_of(fd));
     fflush(stdout);
