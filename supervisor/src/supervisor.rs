@@ -809,11 +809,17 @@ impl Supervisor {
         }
     }
 
+    /// Process `pid`'s pidfd, through which faultline borrows its
+    /// descriptors (absent for a process that is gone).
+    pub(crate) fn pidfd(&self, pid: i32) -> Option<&std::os::fd::OwnedFd> {
+        self.procs.get(&pid)?.pidfd.as_ref()
+    }
+
     /// True if the kernel would not block a call on any of `fds` of process
     /// `pid` now: one is ready, invalid (the call fails at once), or — when
     /// `nonblocking_counts` — opened O_NONBLOCK.
     pub(crate) fn fds_ready(&self, pid: i32, fds: &[(i32, i16)], nonblocking_counts: bool) -> bool {
-        let Some(pidfd) = self.procs.get(&pid).and_then(|p| p.pidfd.as_ref()) else {
+        let Some(pidfd) = self.pidfd(pid) else {
             return true;
         };
         fds.iter().any(|&(fd, ev)| {
@@ -855,7 +861,7 @@ impl Supervisor {
                 ..
             }) = &t.state
             {
-                if let Some(pidfd) = self.procs.get(&t.pid).and_then(|p| p.pidfd.as_ref()) {
+                if let Some(pidfd) = self.pidfd(t.pid) {
                     targets.extend(fds.iter().map(|&(fd, ev)| (pidfd, fd, ev)));
                 }
             }
@@ -1388,16 +1394,13 @@ impl Supervisor {
         let tid = self.threads[&vtid].tid;
         let pid = self.threads[&vtid].pid;
         let hook = self.exit_hook.take();
-        let Ok(mut regs) = tracee::get_regs(tid) else {
+        let Ok(regs) = tracee::get_regs(tid) else {
             return StepEnd::Running;
         };
         match hook {
             Some(ExitHook::LoaderOpen) => self.loader_opened(pid, regs.rax as i64),
             Some(ExitHook::RestoreArgs(saved)) => {
-                let ret = regs.rax;
-                regs = *saved;
-                regs.rax = ret;
-                let _ = tracee::set_regs(tid, &regs);
+                let _ = tracee::put_back_regs(tid, &saved, regs.rax);
             }
             Some(ExitHook::Mark(kind)) if (regs.rax as i64) >= 0 => {
                 if let Some(p) = self.procs.get_mut(&pid) {
@@ -1426,9 +1429,7 @@ impl Supervisor {
                 } else {
                     let _ = self.net.net.close(net, self.clock.now());
                 }
-                regs = *restore;
-                regs.rax = fd as u64;
-                let _ = tracee::set_regs(tid, &regs);
+                let _ = tracee::put_back_regs(tid, &restore, fd as u64);
             }
             Some(ExitHook::NewNetlink(restore)) => {
                 let fd = regs.rax;
@@ -1437,9 +1438,7 @@ impl Supervisor {
                         p.fds.insert(fd as i32, fdprobe::FdKind::Netlink);
                     }
                 }
-                regs = *restore;
-                regs.rax = fd;
-                let _ = tracee::set_regs(tid, &regs);
+                let _ = tracee::put_back_regs(tid, &restore, fd);
             }
             Some(ExitHook::DupFd(kind)) if (regs.rax as i64) >= 0 => {
                 if let fdprobe::FdKind::Socket(vs) = kind {
@@ -1454,17 +1453,14 @@ impl Supervisor {
                 | ExitHook::DiskWrite { .. }
                 | ExitHook::DiskChange { .. }),
             ) => {
-                let ret = regs.rax;
                 if let ExitHook::DiskChange {
                     restore: Some(saved),
                     ..
                 } = &hook
                 {
-                    regs = **saved;
-                    regs.rax = ret;
-                    let _ = tracee::set_regs(tid, &regs);
+                    let _ = tracee::put_back_regs(tid, saved, regs.rax);
                 }
-                self.disk_exit(pid, hook, ret as i64);
+                self.disk_exit(pid, hook, regs.rax as i64);
             }
             Some(ExitHook::AppendEpollEvents {
                 buf,
@@ -1472,15 +1468,14 @@ impl Supervisor {
                 restore,
             }) => {
                 let n = regs.rax as i64;
-                regs = *restore;
-                if n >= 0 {
+                let ret = if n >= 0 {
                     let at = buf + crate::sys::epoll_event_offset(n as u64);
                     let ok = crate::sys::write_epoll_events(pid, at, &events);
-                    regs.rax = (n + if ok { events.len() as i64 } else { 0 }) as u64;
+                    n + if ok { events.len() as i64 } else { 0 }
                 } else {
-                    regs.rax = n as u64;
-                }
-                let _ = tracee::set_regs(tid, &regs);
+                    n
+                };
+                let _ = tracee::put_back_regs(tid, &restore, ret as u64);
             }
             Some(ExitHook::PatchUname(addr)) if regs.rax == 0 => {
                 // struct utsname: six 65-byte fields; nodename is the second.
@@ -1508,10 +1503,7 @@ impl Supervisor {
                         });
                     return StepEnd::Done;
                 }
-                let ret = regs.rax;
-                regs = *saved;
-                regs.rax = ret;
-                let _ = tracee::set_regs(tid, &regs);
+                let _ = tracee::put_back_regs(tid, &saved, regs.rax);
             }
             _ => {}
         }

@@ -43,6 +43,13 @@ pub fn set_regs(tid: i32, regs: &Regs) -> io::Result<()> {
     Ok(())
 }
 
+/// At the exit of a call faultline rewrote, puts back the caller's
+/// registers `saved` with `rax` as the call's return value, so the program
+/// sees its own arguments and the answer to the call it made.
+pub fn put_back_regs(tid: i32, saved: &Regs, rax: u64) -> io::Result<()> {
+    set_regs(tid, &Regs { rax, ..*saved })
+}
+
 /// Resumes `tid` until its next stop that the seccomp filter or an event causes.
 pub fn cont(tid: i32, sig: i32) -> io::Result<()> {
     check(unsafe {

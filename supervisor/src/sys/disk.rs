@@ -246,9 +246,7 @@ impl Supervisor {
     fn sparse_fallocate(&self, c: &Call, disk: usize, ino: vfs::Ino) -> Action {
         let (offset, len) = (c.a[2] as i64, c.a[3] as i64);
         let writable = self
-            .procs
-            .get(&c.pid)
-            .and_then(|p| p.pidfd.as_ref())
+            .pidfd(c.pid)
             .and_then(|pidfd| crate::fdprobe::writable(pidfd, c.a[0] as i32));
         let end = offset
             .checked_add(len)
@@ -273,8 +271,7 @@ impl Supervisor {
 
     /// The file offset of a tracee's descriptor (shared with a borrowed copy).
     fn file_position(&self, pid: i32, fd: i32) -> Option<u64> {
-        let pidfd = self.procs.get(&pid)?.pidfd.as_ref()?;
-        crate::fdprobe::position(pidfd, fd)
+        crate::fdprobe::position(self.pidfd(pid)?, fd)
     }
 
     /// Records a disk call's effect once the kernel has returned `ret`.

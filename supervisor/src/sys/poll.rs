@@ -175,7 +175,7 @@ impl Supervisor {
             let always = libc::POLLERR | libc::POLLHUP;
             return (event_bits(self.net.readiness(vs)) as i16) & (e.events | always);
         }
-        let Some(pidfd) = self.procs.get(&pid).and_then(|p| p.pidfd.as_ref()) else {
+        let Some(pidfd) = self.pidfd(pid) else {
             return POLLNVAL;
         };
         crate::fdprobe::probe(pidfd, e.fd, e.events).map_or(POLLNVAL, |p| p.revents)
