@@ -21,7 +21,7 @@
 //! docs/limitations.md is checked against the supervisor's source: it names
 //! every call `handle` (supervisor/src/sys/mod.rs) refuses outright and every
 //! errno a handler refuses with, and its table of calls faultline does not
-//! trap names none that supervisor/src/syscalls.rs traps.
+//! trap names none that supervisor/src/sys/table.rs traps.
 
 use std::path::Path;
 use std::process::Command;
@@ -214,7 +214,7 @@ fn unsupported_errnos(src: &str) -> Vec<String> {
     out
 }
 
-/// The names in supervisor/src/syscalls.rs's TRAPPED table.
+/// The names in supervisor/src/sys/table.rs's TRAPPED table.
 fn trapped_names(syscalls_rs: &str) -> Vec<String> {
     syscalls_rs
         .lines()
@@ -274,7 +274,7 @@ fn limitations_name_every_refused_call_and_no_trapped_one_as_untrapped() {
         );
     }
 
-    let trapped = trapped_names(&source("supervisor/src/syscalls.rs"));
+    let trapped = trapped_names(&source("supervisor/src/sys/table.rs"));
     assert!(trapped.len() >= 50, "the parser lost the TRAPPED table");
     let untrapped = first_column_names(&limitations, "Calls faultline does not trap");
     assert!(untrapped.len() >= 50, "the untrapped table lost its calls");

@@ -6,11 +6,11 @@
 use std::path::PathBuf;
 
 use super::{err, pass, ret, Action, Call};
-use crate::diskstate::normalize;
-use crate::fdprobe::FdKind;
-use crate::supervisor::Supervisor;
-use crate::tracee;
-use crate::world::{DiskOp, ExitHook, Resume};
+use crate::engine::Supervisor;
+use crate::host::fdprobe::FdKind;
+use crate::host::tracee;
+use crate::sim::diskstate::normalize;
+use crate::sim::world::{DiskOp, ExitHook, Resume};
 
 /// Where a path argument of a call lives.
 struct PathArg {
@@ -222,7 +222,7 @@ impl Supervisor {
         targs.extend([
             c.a[0] as i64,
             data.len() as i64,
-            crate::trace::hash_bytes(&data) as i64,
+            crate::sim::trace::hash_bytes(&data) as i64,
         ]);
         Action::Now(Resume::PassThenExit(
             None,
@@ -247,7 +247,7 @@ impl Supervisor {
         let (offset, len) = (c.a[2] as i64, c.a[3] as i64);
         let writable = self
             .pidfd(c.pid)
-            .and_then(|pidfd| crate::fdprobe::writable(pidfd, c.a[0] as i32));
+            .and_then(|pidfd| crate::host::fdprobe::writable(pidfd, c.a[0] as i32));
         let end = offset
             .checked_add(len)
             .filter(|_| offset >= 0 && len > 0 && writable == Some(true));
@@ -271,7 +271,7 @@ impl Supervisor {
 
     /// The file offset of a tracee's descriptor (shared with a borrowed copy).
     fn file_position(&self, pid: i32, fd: i32) -> Option<u64> {
-        crate::fdprobe::position(self.pidfd(pid)?, fd)
+        crate::host::fdprobe::position(self.pidfd(pid)?, fd)
     }
 
     /// Records a disk call's effect once the kernel has returned `ret`.

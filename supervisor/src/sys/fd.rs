@@ -3,11 +3,11 @@
 //! writes (hashed into the trace), and sockets (failing closed).
 
 use super::{err, pass, ret, Action, Call};
-use crate::fdprobe::{self, FdKind};
-use crate::supervisor::Supervisor;
-use crate::trace::hash_bytes;
-use crate::tracee;
-use crate::world::{ExitHook, Resume, Wait, WaitKind};
+use crate::engine::Supervisor;
+use crate::host::fdprobe::{self, FdKind};
+use crate::host::tracee;
+use crate::sim::trace::hash_bytes;
+use crate::sim::world::{ExitHook, Resume, Wait, WaitKind};
 
 /// How many bytes of each write are folded into the trace hash.
 const WRITE_HASH_BYTES: usize = 4096;

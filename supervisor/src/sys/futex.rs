@@ -3,10 +3,10 @@
 //! keyed by (address space, address).
 
 use super::{err, ret, Action, Call};
-use crate::supervisor::Supervisor;
-use crate::tracee;
-use crate::vclock::Timespec;
-use crate::world::{Resume, ThreadState, Vtid, Wait, WaitKind};
+use crate::engine::Supervisor;
+use crate::host::tracee;
+use crate::sim::vclock::Timespec;
+use crate::sim::world::{Resume, ThreadState, Vtid, Wait, WaitKind};
 
 const FUTEX_WAIT: i32 = 0;
 const FUTEX_WAKE: i32 = 1;

@@ -1,6 +1,8 @@
 //! Syscall dispatch: each trapped call is emulated, passed to the kernel, or
 //! parked. Handlers live in one module per family of calls.
 
+pub mod table;
+
 mod disk;
 mod fd;
 mod futex;
@@ -13,10 +15,9 @@ mod time;
 
 pub(crate) use poll::{epoll_event_offset, write_epoll_events};
 
-use crate::supervisor::{resume_label, Supervisor};
-use crate::syscalls;
-use crate::tracee::Regs;
-use crate::world::{Resume, ThreadState, Vtid, Wait};
+use crate::engine::{resume_label, Supervisor};
+use crate::host::tracee::Regs;
+use crate::sim::world::{Resume, ThreadState, Vtid, Wait};
 
 /// A trapped call as the handlers see it.
 pub struct Call {
@@ -94,7 +95,7 @@ impl Supervisor {
             Action::Now(r) => resume_label(r),
             Action::Park(_) => "park".to_string(),
         };
-        self.record(vtid, syscalls::name(call.nr), &trace_args, &label);
+        self.record(vtid, table::name(call.nr), &trace_args, &label);
         let state = match action {
             Action::Now(r) => ThreadState::Ready(r),
             Action::Park(w) => ThreadState::Parked(w),
@@ -125,7 +126,7 @@ impl Supervisor {
             SYS_getrandom => self.sys_getrandom(c, targs),
             SYS_uname => Action::Now(Resume::PassThenExit(
                 None,
-                crate::world::ExitHook::PatchUname(c.a[0]),
+                crate::sim::world::ExitHook::PatchUname(c.a[0]),
             )),
             SYS_set_tid_address => {
                 self.threads.get_mut(&c.vtid).expect("thread").clear_tid = c.a[0];
@@ -179,7 +180,7 @@ impl Supervisor {
     /// made on, if it is one. close/dup2/dup3 are handled with the
     /// descriptor cache instead.
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
-    pub(crate) fn fd_call_on_vsock(&self, c: &Call) -> Option<crate::netstate::VsId> {
+    pub(crate) fn fd_call_on_vsock(&self, c: &Call) -> Option<crate::sim::netstate::VsId> {
         self.fd_call_on_vsock_kind(c)
             .then(|| self.vsock(c.pid, c.a[0] as i32))
             .flatten()
@@ -227,7 +228,7 @@ impl Supervisor {
         let name = self.proc_of(c.vtid).name.clone();
         self.report_once(format!(
             "unsupported syscall {} in {:?}: {why}; returning {}",
-            syscalls::name(c.nr),
+            table::name(c.nr),
             name,
             errno_name(errno)
         ));
@@ -240,8 +241,8 @@ impl Supervisor {
 pub(crate) fn return_in_place(tid: i32, mut regs: Regs, v: i64) {
     regs.orig_rax = u64::MAX;
     regs.rax = v as u64;
-    if crate::tracee::set_regs(tid, &regs).is_ok() {
-        let _ = crate::tracee::cont(tid, 0);
+    if crate::host::tracee::set_regs(tid, &regs).is_ok() {
+        let _ = crate::host::tracee::cont(tid, 0);
     }
 }
 

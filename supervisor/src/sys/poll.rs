@@ -6,11 +6,11 @@
 //! deadline has passed (the deadline survives the re-execution).
 
 use super::{err, ret, Action, Call};
-use crate::netstate::event_bits;
-use crate::supervisor::Supervisor;
-use crate::tracee::{self, Regs};
-use crate::vclock::Timespec;
-use crate::world::{ExitHook, Resume, Wait, WaitKind};
+use crate::engine::Supervisor;
+use crate::host::tracee::{self, Regs};
+use crate::sim::netstate::event_bits;
+use crate::sim::vclock::Timespec;
+use crate::sim::world::{ExitHook, Resume, Wait, WaitKind};
 
 /// Where a call keeps its timeout.
 enum Timeout {
@@ -51,7 +51,7 @@ impl Supervisor {
             Err(e) => return err(e),
         };
         let expired = deadline.is_some_and(|d| d <= self.clock.now());
-        let virt: Vec<(crate::netstate::VsId, u32)> = entries
+        let virt: Vec<(crate::sim::netstate::VsId, u32)> = entries
             .iter()
             .filter_map(|e| {
                 self.vsock(c.pid, e.fd)
@@ -157,7 +157,7 @@ impl Supervisor {
     fn park_net(
         &mut self,
         real: Vec<(i32, i16)>,
-        virt: Vec<(crate::netstate::VsId, u32)>,
+        virt: Vec<(crate::sim::netstate::VsId, u32)>,
         epoll: Option<(i32, i32)>,
         deadline: Option<u64>,
     ) -> Action {
@@ -178,7 +178,7 @@ impl Supervisor {
         let Some(pidfd) = self.pidfd(pid) else {
             return POLLNVAL;
         };
-        crate::fdprobe::probe(pidfd, e.fd, e.events).map_or(POLLNVAL, |p| p.revents)
+        crate::host::fdprobe::probe(pidfd, e.fd, e.events).map_or(POLLNVAL, |p| p.revents)
     }
 
     fn write_poll_result(&self, c: &Call, revents: &[i16]) -> Option<usize> {

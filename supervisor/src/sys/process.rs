@@ -3,8 +3,8 @@
 //! WNOHANG, parked until a child exits).
 
 use super::{pass, Action, Call};
-use crate::supervisor::Supervisor;
-use crate::world::{ExitHook, ExitKind, Resume};
+use crate::engine::Supervisor;
+use crate::sim::world::{ExitHook, ExitKind, Resume};
 
 /// Namespace flags: a new namespace would step outside what faultline sees.
 const CLONE_NEW_ANY: u64 = 0x7e02_0080;
@@ -14,7 +14,7 @@ impl Supervisor {
     pub(super) fn sys_clone(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
         let (flags, ctid) = match c.nr {
             libc::SYS_clone => (c.a[0], c.a[3]),
-            libc::SYS_clone3 => match crate::tracee::read_val::<[u64; 3]>(c.pid, c.a[0]) {
+            libc::SYS_clone3 => match crate::host::tracee::read_val::<[u64; 3]>(c.pid, c.a[0]) {
                 Ok([flags, _pidfd, child_tid]) => (flags, child_tid),
                 Err(_) => return super::err(libc::EFAULT),
             },

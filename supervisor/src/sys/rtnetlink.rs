@@ -2,10 +2,10 @@
 //! interface listing works and shows the simulated host (see netlink.rs).
 
 use super::{err, ret, Action, Call};
-use crate::fdprobe::FdKind;
-use crate::supervisor::Supervisor;
-use crate::tracee;
-use crate::world::{ExitHook, Resume};
+use crate::engine::Supervisor;
+use crate::host::fdprobe::FdKind;
+use crate::host::tracee;
+use crate::sim::world::{ExitHook, Resume};
 
 const NETLINK_ROUTE: u64 = 0;
 /// sizeof(struct sockaddr_nl).
@@ -80,7 +80,7 @@ impl Supervisor {
                 }
                 let host = self.procs[&c.pid].host;
                 let addr = self.net.net.host_addr(host);
-                match crate::netlink::reply(&req, addr, port) {
+                match crate::sim::netlink::reply(&req, addr, port) {
                     Some(r) => {
                         self.net.netlink.entry((c.pid, fd)).or_default().extend(r);
                         ret(len as i64)

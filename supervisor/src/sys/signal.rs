@@ -4,10 +4,10 @@
 //! at deterministic points.
 
 use super::{pass, Action, Call};
-use crate::supervisor::Supervisor;
-use crate::tracee;
-use crate::vclock::Timespec;
-use crate::world::{Resume, ThreadState, Vtid, Wait, WaitKind};
+use crate::engine::Supervisor;
+use crate::host::tracee;
+use crate::sim::vclock::Timespec;
+use crate::sim::world::{Resume, ThreadState, Vtid, Wait, WaitKind};
 
 const SA_RESTART: u64 = 0x1000_0000;
 
@@ -103,7 +103,7 @@ impl Supervisor {
 
     fn ns_pid_of_tid(&self, caller: i32, ns_tid: i32) -> Option<i32> {
         let ns_root = self.procs.get(&caller)?.ns_root;
-        let same_ns = |t: &&crate::world::Thread| {
+        let same_ns = |t: &&crate::sim::world::Thread| {
             self.procs.get(&t.pid).is_some_and(|p| p.ns_root == ns_root)
         };
         let t = self
@@ -189,7 +189,7 @@ impl Supervisor {
                         vtid,
                         "interrupted",
                         &[],
-                        &crate::supervisor::resume_label(&resume),
+                        &crate::engine::resume_label(&resume),
                     );
                     self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(resume);
                 }

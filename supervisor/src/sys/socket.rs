@@ -9,11 +9,11 @@ use std::net::SocketAddr;
 use vnet::{ConnectProgress, Domain, Kind, NetError, Shutdown};
 
 use super::{err, ret, Action, Call};
-use crate::netstate::VsId;
-use crate::sockaddr as addrs;
-use crate::supervisor::Supervisor;
-use crate::tracee;
-use crate::world::{ExitHook, Resume, Wait, WaitKind};
+use crate::engine::Supervisor;
+use crate::host::tracee;
+use crate::sim::netstate::VsId;
+use crate::sim::sockaddr as addrs;
+use crate::sim::world::{ExitHook, Resume, Wait, WaitKind};
 
 const EFD_NONBLOCK: u64 = libc::O_NONBLOCK as u64;
 const EFD_CLOEXEC: u64 = libc::O_CLOEXEC as u64;
@@ -93,7 +93,7 @@ impl Supervisor {
     /// The virtual socket behind descriptor `fd` of process `pid`, if any.
     pub(crate) fn vsock(&self, pid: i32, fd: i32) -> Option<VsId> {
         match self.procs.get(&pid)?.fds.get(&fd) {
-            Some(crate::fdprobe::FdKind::Socket(vs)) => Some(*vs),
+            Some(crate::host::fdprobe::FdKind::Socket(vs)) => Some(*vs),
             _ => None,
         }
     }
@@ -290,7 +290,7 @@ impl Supervisor {
                     }
                     F_DUPFD | F_DUPFD_CLOEXEC => Action::Now(Resume::PassThenExit(
                         None,
-                        ExitHook::DupFd(crate::fdprobe::FdKind::Socket(vs)),
+                        ExitHook::DupFd(crate::host::fdprobe::FdKind::Socket(vs)),
                     )),
                     _ => Action::Now(Resume::Pass),
                 }
@@ -311,7 +311,7 @@ impl Supervisor {
             },
             SYS_dup => Action::Now(Resume::PassThenExit(
                 None,
-                ExitHook::DupFd(crate::fdprobe::FdKind::Socket(vs)),
+                ExitHook::DupFd(crate::host::fdprobe::FdKind::Socket(vs)),
             )),
             _ => self.unsupported(
                 c,
@@ -488,7 +488,10 @@ impl Supervisor {
         let Some(data) = gather(pid, &iovs, MAX_IO) else {
             return err(EFAULT);
         };
-        targs.extend([data.len() as i64, crate::trace::hash_bytes(&data) as i64]);
+        targs.extend([
+            data.len() as i64,
+            crate::sim::trace::hash_bytes(&data) as i64,
+        ]);
         match self.net.net.send_to(net, &data, to, now) {
             Ok(n) => ret(n as i64),
             Err(NetError::WouldBlock) => {

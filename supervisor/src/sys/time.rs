@@ -1,10 +1,10 @@
 //! Clock reads and sleeps, answered from virtual time.
 
 use super::{err, ret, Action, Call};
-use crate::supervisor::Supervisor;
-use crate::tracee;
-use crate::vclock::{Timespec, NS};
-use crate::world::{Resume, SignalTimer, TimerOwner, Wait, WaitKind};
+use crate::engine::Supervisor;
+use crate::host::tracee;
+use crate::sim::vclock::{Timespec, NS};
+use crate::sim::world::{Resume, SignalTimer, TimerOwner, Wait, WaitKind};
 
 impl Supervisor {
     /// clock_gettime, gettimeofday, time.

@@ -2,6 +2,9 @@
 //! planned faults and how long a seed runs. Every error names the file, the
 //! line and column, and the field.
 
+pub mod duration;
+pub mod plan;
+
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -9,9 +12,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::duration;
-use crate::launch;
-use crate::plan::FaultSpec;
+use crate::host::launch;
+use crate::scenario::plan::FaultSpec;
 
 /// A scenario as written in the file.
 #[derive(Debug, Deserialize)]
@@ -278,13 +280,13 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         .pinned
         .iter()
         .map(|p| {
-            crate::cli::parse_seed(p.seed.get_ref())
+            crate::cmd::cli::parse_seed(p.seed.get_ref())
                 .map(|s| (s, p.note.clone()))
                 .map_err(|e| ctx.err(p.seed.span(), format!("field `seed` of [[pinned]]: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let stderr_patterns = raw.check.stderr_patterns.clone().unwrap_or_else(|| {
-        crate::checks::DEFAULT_STDERR_PATTERNS
+        crate::report::checks::DEFAULT_STDERR_PATTERNS
             .iter()
             .map(|p| p.to_string())
             .collect()
@@ -458,7 +460,7 @@ fn fault_spec(ctx: &Ctx, f: &Fault, names: &[String]) -> Result<FaultSpec, Scena
 
 /// The i-th seed of a scenario: derived from its name, the same everywhere.
 pub fn seed(name: &str, i: u64) -> u64 {
-    let mut z = crate::trace::hash_bytes(name.as_bytes())
+    let mut z = crate::sim::trace::hash_bytes(name.as_bytes())
         .wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     // splitmix64 finalizer: neighbouring indices give unrelated seeds.
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

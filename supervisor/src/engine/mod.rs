@@ -3,6 +3,8 @@
 //! then emulated, passed to the kernel, or parked. Virtual time moves only
 //! when nobody can run (to the next deadline) and by a fixed cost per step.
 
+pub mod clock_reads;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,16 +12,16 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::diskstate::{Disks, NodeDisk};
-use crate::fdprobe;
-use crate::launch::{self, LaunchSpec};
-use crate::netstate::NetState;
-use crate::plan::FaultEvent;
-use crate::trace::TraceLog;
-use crate::tracee;
-use crate::vclock::VClock;
-use crate::watchdog::Watchdog;
-use crate::world::*;
+use crate::host::fdprobe;
+use crate::host::launch::{self, LaunchSpec};
+use crate::host::tracee;
+use crate::host::watchdog::Watchdog;
+use crate::scenario::plan::FaultEvent;
+use crate::sim::diskstate::{Disks, NodeDisk};
+use crate::sim::netstate::NetState;
+use crate::sim::trace::TraceLog;
+use crate::sim::vclock::VClock;
+use crate::sim::world::*;
 
 /// Settings of one run.
 #[derive(Debug, Clone)]
@@ -115,7 +117,7 @@ pub struct Supervisor {
     /// Calls answered over the fast path's channel.
     pub(crate) fast_calls: u64,
     /// The fast path's channel, when it is on.
-    pub(crate) channel: Option<crate::channel::Channel>,
+    pub(crate) channel: Option<crate::fast_path::channel::Channel>,
     /// The LD_PRELOAD library's path, when the fast path is on.
     pub(crate) preload_lib: Option<String>,
     /// The launched programs (one per node), in launch order.
@@ -148,7 +150,7 @@ pub struct Supervisor {
     /// so its exit is observed at the same point of every run.
     group_exit: Option<i32>,
     /// The faultline vDSO of each address space that has one.
-    pub(crate) vdso_pages: HashMap<u32, crate::vdso::VdsoPage>,
+    pub(crate) vdso_pages: HashMap<u32, crate::host::vdso::VdsoPage>,
     /// Clock reads since the last scheduling one, per address space without
     /// the vDSO (the vDSO counts in its page).
     pub(crate) clock_reads: HashMap<u32, u32>,
@@ -739,7 +741,7 @@ impl Supervisor {
             };
             let ready = (!real.is_empty() && self.fds_ready(pid, real, false))
                 || virt.iter().any(|&(vs, mask)| {
-                    crate::netstate::event_bits(self.net.readiness(vs)) & (mask | 0x18) != 0
+                    crate::sim::netstate::event_bits(self.net.readiness(vs)) & (mask | 0x18) != 0
                 })
                 || epoll.is_some_and(|key| !self.net.epoll_ready(key, 1, false).is_empty());
             if ready {
@@ -988,8 +990,8 @@ impl Supervisor {
     fn run_until_stopped(&mut self, vtid: Vtid) -> Result<(), launch::LaunchError> {
         loop {
             let (who, status) = match self.next_event(vtid)? {
-                crate::channel::Event::Stop(who, status) => (who, status),
-                crate::channel::Event::Request(req) => {
+                crate::fast_path::channel::Event::Stop(who, status) => (who, status),
+                crate::fast_path::channel::Event::Request(req) => {
                     if let StepEnd::Done = self.on_request(vtid, req) {
                         self.step_ended();
                         return Ok(());
@@ -1312,9 +1314,9 @@ impl Supervisor {
         let rsp = tracee::get_regs(pid).map(|r| r.rsp).unwrap_or(0);
         let mut install = |base: u64| self.install_vdso(pid, mm, base);
         let (name, interp_base) =
-            crate::auxv::rewrite(pid, rsp, random, &mut install).unwrap_or_default();
+            crate::host::auxv::rewrite(pid, rsp, random, &mut install).unwrap_or_default();
         self.forget_closed_on_exec(pid);
-        let interp = crate::auxv::mapping_of_file_at(pid, interp_base);
+        let interp = crate::host::auxv::mapping_of_file_at(pid, interp_base);
         let p = self.procs.get_mut(&pid).expect("exec'ing process");
         p.interp = interp;
         let old_mm = std::mem::replace(&mut p.mm, mm);
@@ -1417,14 +1419,15 @@ impl Supervisor {
                 if fd >= 0 {
                     let vs = self.net.add(net, nonblocking);
                     if let Some(p) = self.procs.get_mut(&pid) {
-                        p.fds.insert(fd as i32, crate::fdprobe::FdKind::Socket(vs));
+                        p.fds
+                            .insert(fd as i32, crate::host::fdprobe::FdKind::Socket(vs));
                     }
                     if let Some((addr, lenp, sa)) = peer {
                         let inet6 = self
                             .net
                             .get(vs)
                             .is_some_and(|s| s.domain == vnet::Domain::Inet6);
-                        let _ = crate::sockaddr::write_out(pid, addr, lenp, sa, inet6);
+                        let _ = crate::sim::sockaddr::write_out(pid, addr, lenp, sa, inet6);
                     }
                 } else {
                     let _ = self.net.net.close(net, self.clock.now());

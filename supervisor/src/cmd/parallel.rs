@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
 
-use crate::cli::{RunArgs, SimArgs};
-use crate::run_cmd::SeedResult;
+use crate::cmd::cli::{RunArgs, SimArgs};
+use crate::cmd::run::SeedResult;
 use crate::scenario::Scenario;
 
 /// The flags that make a child simulate the same machine as this run.
@@ -110,8 +110,8 @@ pub fn run_seeds(args: &RunArgs, sc: &Scenario, seeds: &[u64]) -> Result<Vec<See
 
 /// The trace hash a child recorded in its seed's report.json.
 fn recorded_hash(args: &RunArgs, sc: &Scenario, seed: u64) -> Option<u64> {
-    let dir = crate::run_cmd::seed_dir(args, sc, seed);
+    let dir = crate::cmd::run::seed_dir(args, sc, seed);
     let text = std::fs::read_to_string(dir.join("report.json")).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    crate::cli::parse_seed(v.get("trace_hash")?.as_str()?).ok()
+    crate::cmd::cli::parse_seed(v.get("trace_hash")?.as_str()?).ok()
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::supervisor::{signal_name, Outcome};
+use crate::engine::{signal_name, Outcome};
 
 /// Why a seed failed.
 #[derive(Debug, Clone, Serialize)]
@@ -107,10 +107,12 @@ pub fn linearizable(path: &Path) -> Option<Failure> {
     // onto the run's virtual time, explanations and the trace agree.
     let shifted = history::read_history(path).map(|mut ops| {
         for op in &mut ops {
-            op.invoke = op.invoke.saturating_sub(crate::vclock::MONOTONIC_BASE_NS);
+            op.invoke = op
+                .invoke
+                .saturating_sub(crate::sim::vclock::MONOTONIC_BASE_NS);
             op.complete = op
                 .complete
-                .map(|c| c.saturating_sub(crate::vclock::MONOTONIC_BASE_NS));
+                .map(|c| c.saturating_sub(crate::sim::vclock::MONOTONIC_BASE_NS));
         }
         ops
     });

@@ -3,7 +3,7 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
-use crate::tracee;
+use crate::host::tracee;
 
 /// Why a sockaddr could not be used; each maps to the errno Linux gives.
 #[derive(Debug, Clone, Copy)]

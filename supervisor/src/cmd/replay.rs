@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::cli::{ReplayArgs, RunArgs};
-use crate::run_cmd::run_seed;
+use crate::cmd::cli::{ReplayArgs, RunArgs};
+use crate::cmd::run::run_seed;
 use crate::scenario;
 
 /// Exit code: the replay's trace differs from the recorded one.
@@ -51,7 +51,7 @@ pub fn replay(args: &ReplayArgs) -> i32 {
 
 fn try_replay(args: &ReplayArgs) -> Result<i32, String> {
     let rec = read_report(&args.dir)?;
-    let seed = crate::cli::parse_seed(&rec.seed)?;
+    let seed = crate::cmd::cli::parse_seed(&rec.seed)?;
     let sc = scenario::load(Path::new(&rec.file)).map_err(|e| e.to_string())?;
     if sc.name != rec.scenario {
         return Err(format!(
@@ -84,7 +84,7 @@ fn try_replay(args: &ReplayArgs) -> Result<i32, String> {
     );
     let result = run_seed(&sc, &run_args, seed)?;
     eprint!("{}", result.text);
-    let recorded = crate::cli::parse_seed(&rec.trace_hash)?;
+    let recorded = crate::cmd::cli::parse_seed(&rec.trace_hash)?;
     if result.hash != recorded {
         eprintln!(
             "faultline: replay DIFFERS: trace-hash 0x{:016x}, recorded {} (was the binary, the scenario or a flag changed?)",
@@ -122,7 +122,7 @@ pub fn pin(dir: &Path) -> i32 {
 
 fn try_pin(dir: &Path) -> Result<(), String> {
     let rec = read_report(dir)?;
-    let seed = crate::cli::parse_seed(&rec.seed)?;
+    let seed = crate::cmd::cli::parse_seed(&rec.seed)?;
     let file = Path::new(&rec.file);
     let sc = scenario::load(file).map_err(|e| e.to_string())?;
     if sc.pinned.iter().any(|p| p.0 == seed) {

@@ -9,9 +9,9 @@
 //! page; the trapping path keeps the same count here, so both give one
 //! trace.
 
-use crate::supervisor::Supervisor;
+use crate::engine::Supervisor;
+use crate::host::vdso::{Clocks, VdsoPage};
 use crate::sys::Call;
-use crate::vdso::{Clocks, VdsoPage};
 
 impl Supervisor {
     /// N of `--clock-step-every` (the CLI refuses 0; a Config built

@@ -5,12 +5,15 @@ use std::fs::File;
 use std::io::Write;
 use std::time::Duration;
 
-use crate::cli::{ExecArgs, SimArgs};
-use crate::launch::LaunchSpec;
-use crate::netstate::NetState;
-use crate::supervisor::{Config, Ending, Outcome, Supervisor};
-use crate::trace::TraceLog;
-use crate::{duration, seccomp, syscalls, vclock};
+use crate::cmd::cli::{ExecArgs, SimArgs};
+use crate::engine::{Config, Ending, Outcome, Supervisor};
+use crate::host::launch::LaunchSpec;
+use crate::host::seccomp;
+use crate::scenario::duration;
+use crate::sim::netstate::NetState;
+use crate::sim::trace::TraceLog;
+use crate::sim::vclock;
+use crate::sys::table as syscalls;
 
 /// Exit code when --check-determinism finds the runs differ.
 pub const EXIT_NONDETERMINISTIC: i32 = 123;

@@ -15,7 +15,7 @@ use std::io;
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use crate::tracee;
+use crate::host::tracee;
 
 /// The image as built by build.rs.
 const IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/faultline-vdso.so"));

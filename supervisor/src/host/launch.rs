@@ -193,13 +193,13 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
                 libc::dup2(chan, faultline_channel::FD);
                 // The supervisor blocks SIGCHLD for the channel's sake; the
                 // program must not inherit that.
-                crate::channel::sigchld_mask(libc::SIG_UNBLOCK);
+                crate::fast_path::channel::sigchld_mask(libc::SIG_UNBLOCK);
             }
             libc::setpgid(0, 0);
             libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);
             libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV, 0, 0, 0);
             libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-            if crate::seccomp::install(&spec.filter).is_err() {
+            if crate::host::seccomp::install(&spec.filter).is_err() {
                 libc::_exit(126);
             }
             libc::execve(c_path.as_ptr(), argv.as_ptr(), envp.as_ptr());

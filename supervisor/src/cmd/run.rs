@@ -7,17 +7,18 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
-use crate::artifacts::{self, Report};
-use crate::checks;
-use crate::cli::RunArgs;
-use crate::exec_cmd::config;
-use crate::launch::LaunchSpec;
-use crate::netstate::NetState;
-use crate::plan::FaultSpec;
+use crate::cmd::cli::RunArgs;
+use crate::cmd::exec::config;
+use crate::engine::{Ending, Supervisor};
+use crate::host::launch::LaunchSpec;
+use crate::host::seccomp;
+use crate::report::artifacts::{self, Report};
+use crate::report::checks;
+use crate::scenario::plan::FaultSpec;
 use crate::scenario::{self, Scenario};
-use crate::supervisor::{Ending, Supervisor};
-use crate::trace::TraceLog;
-use crate::{seccomp, syscalls};
+use crate::sim::netstate::NetState;
+use crate::sim::trace::TraceLog;
+use crate::sys::table as syscalls;
 
 /// Exit code: every seed passed.
 const EXIT_PASS: i32 = 0;
@@ -55,7 +56,7 @@ pub fn run(args: &RunArgs) -> i32 {
         }
     };
     let results = if args.jobs > 1 && seeds.len() > 1 {
-        crate::parallel::run_seeds(args, &sc, &seeds)
+        crate::cmd::parallel::run_seeds(args, &sc, &seeds)
     } else {
         run_in_process(&sc, args, &seeds)
     };
@@ -119,7 +120,7 @@ fn seed_list(sc: &Scenario, args: &RunArgs) -> Result<Vec<u64>, String> {
                 .map_err(|_| "--shard-count needs $JOB_COMPLETION_INDEX".to_string())?
                 .parse()
                 .map_err(|_| "$JOB_COMPLETION_INDEX is not a number".to_string())?;
-            crate::cli::parse_shard(&format!("{i}/{n}")).map(Some)?
+            crate::cmd::cli::parse_shard(&format!("{i}/{n}")).map(Some)?
         }
         (None, None) => None,
     };
@@ -227,7 +228,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
     let names: Vec<String> = sc.nodes.iter().map(|n| n.name.clone()).collect();
     let net = NetState::new(seed, sc.net.clone(), &names, &dir.join("etc"))?;
     let trace = TraceLog::new(Some(create("trace.jsonl".into())?), false);
-    let plan = crate::plan::build(&sc.faults, seed, sc.duration_ns);
+    let plan = crate::scenario::plan::build(&sc.faults, seed, sc.duration_ns);
     let mut sup = Supervisor::new(cfg, trace, net, plan);
     let mut outputs = Vec::new();
     // Workload clients append their key-value operations here ({history} or
@@ -267,7 +268,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
                 let disk_dir = dir.join(format!("{}.disk", node.name));
                 let mut disk = vfs::Disk::new(
                     &disk_dir,
-                    seed ^ crate::trace::hash_bytes(node.name.as_bytes()),
+                    seed ^ crate::sim::trace::hash_bytes(node.name.as_bytes()),
                 )
                 .map_err(|e| format!("disk of node {:?}: {e}", node.name))?;
                 for f in &sc.faults {
@@ -346,7 +347,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
         replay: format!("faultline replay {}", dir.display()),
     };
     artifacts::write(&dir, &report, &outcome).map_err(|e| format!("{}: {e}", dir.display()))?;
-    crate::timeline::render(&dir)?;
+    crate::report::timeline::render(&dir)?;
     // The seed's verdict, printed by the caller (above a progress bar, if any).
     let mut text = String::new();
     let _ = writeln!(
@@ -424,7 +425,7 @@ impl StableLinks {
     /// A link `/tmp/faultline-links/<16 hex>-<suffix>` to `target`.
     fn add(&mut self, target: &std::path::Path, suffix: &str) -> Result<String, String> {
         let target = std::path::absolute(target).map_err(|e| e.to_string())?;
-        let digest = crate::trace::hash_bytes(target.as_os_str().as_encoded_bytes());
+        let digest = crate::sim::trace::hash_bytes(target.as_os_str().as_encoded_bytes());
         let dir = PathBuf::from("/tmp/faultline-links");
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let link = dir.join(format!("{digest:016x}-{suffix}"));

@@ -4,16 +4,19 @@
 //! and keeping the dynamic loader's own work on the library out of the
 //! trace, so a run is the same with the fast path on and off.
 
+pub mod channel;
+
 use std::path::PathBuf;
 
 use faultline_channel as ch;
 
-use crate::channel::{Channel, Event, Request};
-use crate::launch::LaunchSpec;
-use crate::supervisor::{StepEnd, Supervisor};
+use crate::engine::{StepEnd, Supervisor};
+use crate::fast_path::channel::{Channel, Event, Request};
+use crate::host::launch::LaunchSpec;
+use crate::host::{seccomp, tracee};
+use crate::sim::world::{ExitHook, Resume, Vtid};
+use crate::sys::table as syscalls;
 use crate::sys::Call;
-use crate::world::{ExitHook, Resume, Vtid};
-use crate::{seccomp, syscalls, tracee};
 
 /// The library's file name, looked for next to the faultline binary.
 const LIBRARY: &str = "libfaultline_preload.so";
@@ -119,7 +122,7 @@ impl Supervisor {
             // Signals held since a preemption come back at this call, and
             // the clock reads since then are forgotten, as at a trapped one.
             self.forget_spin_reads(pid);
-            if req.mask == crate::supervisor::HOLD_ALL {
+            if req.mask == crate::engine::HOLD_ALL {
                 req.mask = held;
                 if let Some(chan) = &self.channel {
                     chan.set_mask(req.slot, held);
@@ -166,7 +169,7 @@ impl Supervisor {
             other => {
                 eprintln!(
                     "faultline: internal error: {} for a fast-path call of thread {vtid}",
-                    crate::supervisor::resume_label(&other)
+                    crate::engine::resume_label(&other)
                 );
                 (ch::REPLY_RETURN, -(libc::ENOSYS as i64))
             }

@@ -310,7 +310,7 @@ pub fn parse_signal_at(s: &str) -> Result<(u64, i32), String> {
     let (time, sig) = s
         .split_once(':')
         .ok_or_else(|| format!("{s:?}: expected TIME:SIGNAL, e.g. 5s:TERM"))?;
-    let at = crate::duration::parse_ns(time)?;
+    let at = crate::scenario::duration::parse_ns(time)?;
     let name = sig.trim_start_matches("SIG");
     let num = match name {
         "HUP" => libc::SIGHUP,

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
 
-use crate::fdprobe::FdKind;
-use crate::tracee::Regs;
+use crate::host::fdprobe::FdKind;
+use crate::host::tracee::Regs;
 
 /// Virtual thread id: the order of creation, starting at 1. Deterministic,
 /// unlike host tids, so it is what traces and reports use.
@@ -163,7 +163,7 @@ pub enum WaitKind {
     /// or an epoll instance's virtual registrations; the call re-executes.
     Net {
         real: Vec<(i32, i16)>,
-        virt: Vec<(crate::netstate::VsId, u32)>,
+        virt: Vec<(crate::sim::netstate::VsId, u32)>,
         epoll: Option<(i32, i32)>,
     },
 }
@@ -244,10 +244,10 @@ pub struct Thread {
     /// The deadline of a wait whose call is being re-executed.
     pub restart_deadline: Option<u64>,
     /// A blocking connect on this virtual socket is waiting for its outcome.
-    pub connect_pending: Option<crate::netstate::VsId>,
+    pub connect_pending: Option<crate::sim::netstate::VsId>,
     /// The fast-path request it waits on an answer to (it is then blocked in
     /// the LD_PRELOAD library, not stopped in ptrace).
-    pub channel_wait: Option<crate::channel::Request>,
+    pub channel_wait: Option<crate::fast_path::channel::Request>,
     /// The channel slot it posts in, freed when it is gone.
     pub channel_slot: Option<usize>,
     /// Its signal mask when the watchdog preempted it. Until it next stops

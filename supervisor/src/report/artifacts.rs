@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::checks::Failure;
-use crate::supervisor::{signal_name, Outcome, Root};
+use crate::engine::{signal_name, Outcome, Root};
+use crate::report::checks::Failure;
 
 /// Version of the artifact formats.
 pub const FORMAT: u32 = 1;

@@ -5,7 +5,7 @@
 
 use std::io;
 
-use crate::tracee;
+use crate::host::tracee;
 
 const AT_NULL: u64 = 0;
 const AT_IGNORE: u64 = 1;

@@ -20,7 +20,7 @@ pub enum FdKind {
     /// scheduling point (see `proc_read_in_place`).
     Proc,
     /// A placeholder for a virtual socket of the simulated network.
-    Socket(crate::netstate::VsId),
+    Socket(crate::sim::netstate::VsId),
     /// A placeholder for a NETLINK_ROUTE socket answered by the supervisor.
     Netlink,
     /// A file or directory on a node's simulated disk.

@@ -1,0 +1,8 @@
+//! Command-line verbs: each file is one verb of the `faultline` binary.
+
+pub mod cli;
+pub mod exec;
+pub mod merge;
+pub mod parallel;
+pub mod replay;
+pub mod run;

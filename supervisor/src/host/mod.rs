@@ -1,0 +1,9 @@
+//! The host side of supervision: ptrace and process memory, launching a tracee, its seccomp filter, auxv and vDSO, descriptor probes and the watchdog. Nothing here knows the simulation.
+
+pub mod auxv;
+pub mod fdprobe;
+pub mod launch;
+pub mod seccomp;
+pub mod tracee;
+pub mod vdso;
+pub mod watchdog;

@@ -1,0 +1,5 @@
+//! What a seed leaves behind: the checks that judge it, its artifact directory and its timeline page.
+
+pub mod artifacts;
+pub mod checks;
+pub mod timeline;

@@ -1,0 +1,9 @@
+//! The simulated world a run holds: threads and processes, the virtual clock, the event trace, and the network and disk adapters over `vnet` and `vfs`.
+
+pub mod diskstate;
+pub mod netlink;
+pub mod netstate;
+pub mod sockaddr;
+pub mod trace;
+pub mod vclock;
+pub mod world;
