@@ -232,7 +232,32 @@ pub fn run_command(mut command: Command, timeout: Duration) -> Run {
     if let Some(signal) = status.signal() {
         panic!("faultline itself was killed by signal {signal}\n{run}");
     }
+    log_trace_hashes(&run);
     run
+}
+
+/// With `$FAULTLINE_HASH_LOG` set, appends every run's command line and its
+/// lines that carry a trace hash to that file: the record that an engine
+/// change left every run of the suite as it was (compare the hashes of a
+/// suite run before the change with one after).
+fn log_trace_hashes(run: &Run) {
+    use std::io::Write;
+    let Some(path) = std::env::var_os("FAULTLINE_HASH_LOG") else {
+        return;
+    };
+    let mut text = format!("$ {}\n", run.description);
+    for line in run.stderr.lines().filter(|l| l.contains("trace-hash=")) {
+        text.push_str(line);
+        text.push('\n');
+    }
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(text.as_bytes()));
+    if let Err(e) = appended {
+        panic!("cannot append to $FAULTLINE_HASH_LOG {path:?}: {e}");
+    }
 }
 
 /// What one faultline run produced.

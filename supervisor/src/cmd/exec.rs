@@ -48,6 +48,7 @@ pub fn config(sim: &SimArgs, seed: u64) -> Result<Config, String> {
         vdso: !sim.no_vdso,
         preload: sim.preload,
         clock_step_every: sim.clock_step_every,
+        schedule: sim.schedule(),
     })
 }
 

@@ -22,6 +22,12 @@ fn sim_flags(sim: &SimArgs) -> Vec<String> {
         sim.spin_limit.clone(),
         "--clock-step-every".into(),
         sim.clock_step_every.to_string(),
+        "--schedule-policy".into(),
+        sim.schedule().name().into(),
+        "--pct-depth".into(),
+        sim.pct_depth.to_string(),
+        "--pct-steps".into(),
+        sim.pct_steps.to_string(),
     ];
     if sim.no_pin {
         flags.push("--no-pin".into());

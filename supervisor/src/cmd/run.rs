@@ -268,7 +268,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
                 let disk_dir = dir.join(format!("{}.disk", node.name));
                 let mut disk = vfs::Disk::new(
                     &disk_dir,
-                    seed ^ crate::sim::trace::hash_bytes(node.name.as_bytes()),
+                    crate::sim::seeds::Streams::split(seed).disk(&node.name),
                 )
                 .map_err(|e| format!("disk of node {:?}: {e}", node.name))?;
                 for f in &sc.faults {
@@ -342,6 +342,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
         fast_calls: outcome.fast_calls,
         preemptions: outcome.preemptions,
         trace_hash: format!("0x{:016x}", outcome.hash),
+        schedule_policy: args.sim.schedule(),
         nodes: artifacts::node_reports(&outcome),
         failure,
         replay: format!("faultline replay {}", dir.display()),

@@ -4,13 +4,16 @@
 //! when nobody can run (to the next deadline) and by a fixed cost per step.
 
 pub mod clock_reads;
+pub mod scheduler;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
+
 use rand_chacha::ChaCha8Rng;
+use scheduler::{Decision, SchedulePolicy, Scheduler};
 
 use crate::host::fdprobe;
 use crate::host::launch::{self, LaunchSpec};
@@ -19,6 +22,7 @@ use crate::host::watchdog::Watchdog;
 use crate::scenario::plan::FaultEvent;
 use crate::sim::diskstate::{Disks, NodeDisk};
 use crate::sim::netstate::NetState;
+use crate::sim::seeds::Streams;
 use crate::sim::trace::TraceLog;
 use crate::sim::vclock::VClock;
 use crate::sim::world::*;
@@ -57,6 +61,8 @@ pub struct Config {
     /// Load the LD_PRELOAD library into dynamic programs, so their socket
     /// reads and writes and their sleeps need no ptrace stop.
     pub preload: bool,
+    /// How the next thread is chosen (`--schedule-policy`).
+    pub schedule: SchedulePolicy,
 }
 
 /// How a run ended.
@@ -103,7 +109,8 @@ pub struct Outcome {
 pub struct Supervisor {
     pub(crate) cfg: Config,
     pub(crate) clock: VClock,
-    sched_rng: ChaCha8Rng,
+    /// Which thread runs next; the futex queues.
+    pub(crate) sched: Scheduler,
     pub(crate) data_rng: ChaCha8Rng,
     pub(crate) threads: BTreeMap<Vtid, Thread>,
     pub(crate) by_tid: HashMap<i32, Vtid>,
@@ -111,7 +118,6 @@ pub struct Supervisor {
     next_vtid: Vtid,
     next_vpid: u32,
     next_mm: u32,
-    pub(crate) futexes: HashMap<(u32, u64), Vec<Vtid>>,
     pub(crate) trace: TraceLog,
     pub(crate) stops: u64,
     /// Calls answered over the fast path's channel.
@@ -136,9 +142,6 @@ pub struct Supervisor {
     pub(crate) signal_timers: Vec<SignalTimer>,
     pub(crate) watchdog: Arc<Watchdog>,
     preemptions: u64,
-    /// A thread the watchdog preempted, and the threads of its process that
-    /// get a step before it runs again.
-    penalty: Option<(Vtid, BTreeSet<Vtid>)>,
     /// Threads with a watchdog SIGSTOP still pending from a step that
     /// ended before it arrived.
     stale_stops: HashSet<i32>,
@@ -226,10 +229,11 @@ impl Supervisor {
             None => (None, None),
         };
         let watchdog = Watchdog::start(cfg.spin_limit);
+        let seeds = Streams::split(cfg.seed);
         Supervisor {
             clock: VClock::new(cfg.epoch_secs),
-            sched_rng: ChaCha8Rng::seed_from_u64(cfg.seed),
-            data_rng: ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x5eed_da7a_0000_0001),
+            sched: Scheduler::new(seeds.schedule, cfg.schedule),
+            data_rng: ChaCha8Rng::seed_from_u64(seeds.data),
             cfg,
             threads: BTreeMap::new(),
             by_tid: HashMap::new(),
@@ -237,7 +241,6 @@ impl Supervisor {
             next_vtid: 1,
             next_vpid: 1,
             next_mm: 1,
-            futexes: HashMap::new(),
             trace,
             stops: 0,
             fast_calls: 0,
@@ -253,7 +256,6 @@ impl Supervisor {
             signal_timers: Vec::new(),
             watchdog,
             preemptions: 0,
-            penalty: None,
             stale_stops: HashSet::new(),
             reported: HashSet::new(),
             exit_hook: None,
@@ -541,36 +543,16 @@ impl Supervisor {
             self.wake_due();
             self.wake_ready_fds();
             self.wake_net_waiters();
-            let runnable: Vec<Vtid> = self
-                .threads
-                .values()
-                .filter(|t| matches!(t.state, ThreadState::Ready(_)))
-                .map(|t| t.vtid)
-                .collect();
-            if runnable.is_empty() {
-                if let Some(t) = self.next_deadline() {
-                    let t = self.cfg.until_ns.map_or(t, |u| t.min(u));
-                    self.clock.advance_to(t);
+            let pick = match self.sched.decide(&self.threads, self.other_deadline()) {
+                Decision::Run(pick) => pick,
+                Decision::AdvanceTo(t) => {
+                    self.clock
+                        .advance_to(self.cfg.until_ns.map_or(t, |u| t.min(u)));
                     continue;
                 }
-                if self.wait_outside() {
-                    continue;
-                }
-                break Ending::Deadlock(self.deadlock_report());
-            }
-            let Some(candidates) = self.spin_penalty(runnable) else {
-                // Only the spinner could run: let time pass to whatever
-                // it waits for, as it would while the CPU spun. (A thread
-                // it waits for sleeps until a deadline, so there is one.)
-                let t = self.next_deadline().expect("a parked thread's deadline");
-                self.clock
-                    .advance_to(self.cfg.until_ns.map_or(t, |u| t.min(u)));
-                continue;
+                Decision::Stuck if self.wait_outside() => continue,
+                Decision::Stuck => break Ending::Deadlock(self.deadlock_report()),
             };
-            let pick = candidates[self.sched_rng.gen_range(0..candidates.len())];
-            if let Some((_, owed)) = &mut self.penalty {
-                owed.remove(&pick);
-            }
             self.clock.advance_by(self.cfg.step_cost_ns);
             if let Err(e) = self.step(pick) {
                 eprintln!("faultline: internal error: {e}");
@@ -578,36 +560,6 @@ impl Supervisor {
             }
         };
         self.finish(ending)
-    }
-
-    /// The threads the scheduler may pick from `runnable`. A thread the
-    /// watchdog stopped was spinning on something another thread must do
-    /// (a lock holder, the last sweeper of a Go GC), most likely one of its
-    /// own process: it waits until each of those has had a step. None if
-    /// the spinner is all that could run while one of those is still
-    /// waiting for a deadline: virtual time should move on first.
-    fn spin_penalty(&mut self, runnable: Vec<Vtid>) -> Option<Vec<Vtid>> {
-        let Some((spinner, owed)) = &mut self.penalty else {
-            return Some(runnable);
-        };
-        let spinner = *spinner;
-        owed.retain(|v| {
-            self.threads
-                .get(v)
-                .is_some_and(|t| !matches!(t.state, ThreadState::Dying))
-        });
-        let others: Vec<Vtid> = runnable.iter().copied().filter(|&v| v != spinner).collect();
-        if owed.iter().any(|v| runnable.contains(v)) {
-            return Some(others);
-        }
-        let owed_wait_on_time = owed.iter().any(
-            |v| matches!(&self.threads[v].state, ThreadState::Parked(w) if w.deadline.is_some()),
-        );
-        if others.is_empty() && owed_wait_on_time {
-            return None;
-        }
-        self.penalty = None;
-        Some(runnable)
     }
 
     fn finish(mut self, ending: Ending) -> Outcome {
@@ -649,13 +601,12 @@ impl Supervisor {
         }
     }
 
-    fn next_deadline(&self) -> Option<u64> {
-        let parked = self.threads.values().filter_map(|t| match &t.state {
-            ThreadState::Parked(w) => w.deadline,
-            _ => None,
-        });
-        parked
-            .chain(self.signal_timers.iter().map(|t| t.at))
+    /// The earliest event that is not a parked thread's deadline: a signal
+    /// timer, a network delivery, a planned fault.
+    fn other_deadline(&self) -> Option<u64> {
+        self.signal_timers
+            .iter()
+            .map(|t| t.at)
             .chain(self.net.net.next_event_time())
             .chain(self.plan.first().map(|f| f.0))
             .min()
@@ -779,12 +730,7 @@ impl Supervisor {
     /// Moves every parked thread whose deadline has passed to Ready.
     fn wake_due(&mut self) {
         let now = self.clock.now();
-        let due: Vec<Vtid> = self
-            .threads
-            .values()
-            .filter(|t| matches!(&t.state, ThreadState::Parked(w) if w.deadline.is_some_and(|d| d <= now)))
-            .map(|t| t.vtid)
-            .collect();
+        let due = scheduler::due(&self.threads, now);
         for vtid in due {
             let ThreadState::Parked(w) = self.threads[&vtid].state.clone() else {
                 continue;
@@ -802,12 +748,7 @@ impl Supervisor {
     /// Removes a parked thread from the queue its wait kind keeps.
     pub(crate) fn unpark(&mut self, vtid: Vtid, kind: &WaitKind) {
         if let WaitKind::Futex { key, .. } = kind {
-            if let Some(q) = self.futexes.get_mut(key) {
-                q.retain(|&v| v != vtid);
-                if q.is_empty() {
-                    self.futexes.remove(key);
-                }
-            }
+            self.sched.futex_cancel(*key, vtid);
         }
     }
 
@@ -1108,6 +1049,7 @@ impl Supervisor {
     fn remove_thread(&mut self, vtid: Vtid) -> Option<Thread> {
         let t = self.threads.remove(&vtid)?;
         self.by_tid.remove(&t.tid);
+        self.sched.forget(vtid);
         self.release_slot(t.channel_slot);
         Some(t)
     }
@@ -1545,7 +1487,7 @@ impl Supervisor {
                 .filter(|t| t.pid == pid && t.vtid != vtid)
                 .map(|t| t.vtid)
                 .collect();
-            self.penalty = Some((vtid, owed));
+            self.sched.preempted(vtid, owed);
             self.record(vtid, "preempted", &[], "watchdog");
             let rip = tracee::get_regs(tid).map_or(0, |r| r.rip);
             let p = &self.procs[&pid];

@@ -39,6 +39,8 @@ pub struct Report<'a> {
     pub preemptions: u64,
     /// The trace hash, 0x-hex.
     pub trace_hash: String,
+    /// How threads were scheduled (`--schedule-policy` and its settings).
+    pub schedule_policy: crate::engine::scheduler::SchedulePolicy,
     /// The nodes in host order (host i has address 127.77.0.(i+1)).
     pub nodes: Vec<NodeReport>,
     /// The first failing check.

@@ -100,7 +100,7 @@ pub enum FaultEvent {
 
 /// Builds the seed's plan for a run of `duration` ns, sorted by time.
 pub fn build(specs: &[FaultSpec], seed: u64, duration: u64) -> Vec<(u64, FaultEvent)> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xfa17_9a1a_0000_0003);
+    let mut rng = ChaCha8Rng::seed_from_u64(crate::sim::seeds::Streams::split(seed).faults);
     let mut plan = Vec::new();
     for spec in specs {
         match spec {

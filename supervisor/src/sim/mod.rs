@@ -3,6 +3,7 @@
 pub mod diskstate;
 pub mod netlink;
 pub mod netstate;
+pub mod seeds;
 pub mod sockaddr;
 pub mod trace;
 pub mod vclock;

@@ -101,7 +101,7 @@ impl NetState {
         config
             .validate()
             .map_err(|e| format!("network settings: {e}"))?;
-        let mut net = Network::new(seed ^ 0x6e65_7477_6f72_6b00, config);
+        let mut net = Network::new(crate::sim::seeds::Streams::split(seed).net, config);
         let mut hosts = BTreeMap::new();
         for name in host_names {
             let id = net

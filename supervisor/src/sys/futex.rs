@@ -6,7 +6,7 @@ use super::{err, ret, Action, Call};
 use crate::engine::Supervisor;
 use crate::host::tracee;
 use crate::sim::vclock::Timespec;
-use crate::sim::world::{Resume, ThreadState, Vtid, Wait, WaitKind};
+use crate::sim::world::{Resume, ThreadState, Wait, WaitKind};
 
 const FUTEX_WAIT: i32 = 0;
 const FUTEX_WAKE: i32 = 1;
@@ -47,7 +47,7 @@ impl Supervisor {
                     Ok(d) => d,
                     Err(e) => return err(e),
                 };
-                self.futexes.entry(key).or_default().push(c.vtid);
+                self.sched.futex_wait(key, c.vtid);
                 Action::Park(Wait {
                     kind: WaitKind::Futex { key, bitset },
                     deadline,
@@ -115,25 +115,11 @@ impl Supervisor {
     /// Wakes up to `n` waiters on `key` whose bitset intersects `bitset`, in
     /// the order they started waiting. Returns how many woke.
     pub(crate) fn futex_wake(&mut self, key: (u32, u64), n: usize, bitset: u32) -> usize {
-        let Some(queue) = self.futexes.get_mut(&key) else {
-            return 0;
-        };
-        let mut woken: Vec<Vtid> = Vec::new();
         let threads = &self.threads;
-        queue.retain(|v| {
-            if woken.len() >= n {
-                return true;
-            }
-            let matches = matches!(&threads[v].state,
-                ThreadState::Parked(Wait { kind: WaitKind::Futex { bitset: b, .. }, .. }) if b & bitset != 0);
-            if matches {
-                woken.push(*v);
-            }
-            !matches
+        let woken = self.sched.futex_wake(key, n, |v| {
+            matches!(&threads[&v].state,
+                ThreadState::Parked(Wait { kind: WaitKind::Futex { bitset: b, .. }, .. }) if b & bitset != 0)
         });
-        if queue.is_empty() {
-            self.futexes.remove(&key);
-        }
         for v in &woken {
             self.threads.get_mut(v).expect("waiter").state = ThreadState::Ready(Resume::Return(0));
         }
@@ -141,14 +127,7 @@ impl Supervisor {
     }
 
     fn futex_requeue(&mut self, from: (u32, u64), to: (u32, u64), n: usize) -> usize {
-        let Some(mut queue) = self.futexes.remove(&from) else {
-            return 0;
-        };
-        let rest = queue.split_off(n.min(queue.len()));
-        let moved = queue;
-        if !rest.is_empty() {
-            self.futexes.insert(from, rest);
-        }
+        let moved = self.sched.futex_requeue(from, to, n);
         for v in &moved {
             if let ThreadState::Parked(Wait {
                 kind: WaitKind::Futex { key, .. },
@@ -158,9 +137,7 @@ impl Supervisor {
                 *key = to;
             }
         }
-        let count = moved.len();
-        self.futexes.entry(to).or_default().extend(moved);
-        count
+        moved.len()
     }
 
     /// FUTEX_WAKE_OP: atomically (only one thread runs) update *uaddr2, wake
