@@ -6,11 +6,13 @@
 //! runs faultline with a wall-clock kill timeout ([`Exec`], [`Run`]), parses
 //! its summary line ([`Summary`]) and trace files ([`trace`]), writes and runs
 //! multi-node scenarios and reads their artifacts ([`scenario`]), and offers
-//! the assertions shared by many tests ([`checks`]).
+//! the assertions shared by many tests ([`checks`]), and runs the commands
+//! documented in markdown files ([`console`]).
 //!
 //! The binary under test is `<target>/release/faultline`, or `$FAULTLINE_BIN`.
 
 pub mod checks;
+pub mod console;
 pub mod exec;
 pub mod kv;
 pub mod output;

@@ -1,13 +1,11 @@
 //! The docs cannot rot.
 //!
 //! Every `$ command    # exit N` line in a ```console block of README.md,
-//! docs/tutorial.md and docs/agents.md runs, in file order, with `/bin/sh
-//! -c` from a scratch copy of the workspace's `docs/` beside a link to its
-//! `target/` (so `docs/examples/kv.toml` and `target/release/faultline`
-//! resolve as from the workspace root), and must exit with N. Text after
-//! the number (`# exit 124: stopped by --timeout`) is commentary. The other
-//! lines of a console block are the output the command prints; they are
-//! not compared (trace hashes move whenever the supervisor changes).
+//! docs/tutorial.md and docs/agents.md runs, in file order, and must exit
+//! with N (see `faultline_e2e::console` for how). Text after the number
+//! (`# exit 124: stopped by --timeout`) is commentary. The other lines of a
+//! console block are the output the command prints; they are not compared
+//! (trace hashes move whenever the supervisor changes).
 //! `$FIRST_FAILING_SEED` is the first failing seed (16 hex digits) of the
 //! file's runs of docs/examples/kv.toml, once one has failed.
 //!
@@ -23,72 +21,14 @@
 //! errno a handler refuses with, and its table of calls faultline does not
 //! trap names none that supervisor/src/sys/table.rs traps.
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
 
-use faultline_e2e::exec::run_command;
-use faultline_e2e::paths::{scratch_dir, target_dir, workspace_root};
+use faultline_e2e::console::ConsoleSession;
+use faultline_e2e::paths::workspace_root;
 
 /// The files run one at a time: the README and the tutorial share
 /// /tmp/faultline-tutorial, and the tutorial starts by removing it.
 static ONE_FILE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// The `$` lines of a markdown file's console blocks with their expected exit codes.
-fn console_commands(markdown: &str) -> Vec<(String, i32)> {
-    let mut out = Vec::new();
-    let mut block: Option<&str> = None;
-    for line in markdown.lines() {
-        if let Some(fence) = line.trim_start().strip_prefix("```") {
-            block = if block.is_some() {
-                None
-            } else {
-                Some(fence.trim())
-            };
-            continue;
-        }
-        let (Some(kind), Some(cmd)) = (block, line.trim_start().strip_prefix("$ ")) else {
-            continue;
-        };
-        assert_eq!(
-            kind, "console",
-            "a `$` command outside a ```console block would never run: {line}"
-        );
-        let (cmd, code) = cmd
-            .rsplit_once("# exit ")
-            .unwrap_or_else(|| panic!("console line without `# exit N`: {line}"));
-        let digits: String = code.chars().take_while(char::is_ascii_digit).collect();
-        let code = digits
-            .parse()
-            .unwrap_or_else(|_| panic!("no exit code after `# exit`: {line}"));
-        out.push((cmd.trim().to_string(), code));
-    }
-    assert!(block.is_none(), "a code block is never closed");
-    out
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), dest).unwrap();
-        }
-    }
-}
-
-/// The first seed that failed, from `<runs>/tutorial-kv/summary.json`.
-fn first_failing_seed(runs: &str) -> Option<String> {
-    let summary = Path::new(runs).join("tutorial-kv/summary.json");
-    let text = std::fs::read_to_string(summary).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let seed = v["seeds"].as_array()?.iter().find(|s| s["pass"] == false)?["seed"].as_u64()?;
-    Some(format!("{seed:016x}"))
-}
 
 /// Runs every console command of `doc` (relative to the workspace root) and
 /// checks its exit code; `runs` is the artifacts directory its runs of
@@ -97,37 +37,8 @@ fn run_console_commands(doc: &str, runs: &str, at_least: usize) -> usize {
     let _one = ONE_FILE_AT_A_TIME
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
-    let root = scratch_dir("docs");
-    copy_dir(&workspace_root().join("docs"), &root.join("docs"));
-    std::os::unix::fs::symlink(target_dir(), root.join("target")).unwrap();
     let text = std::fs::read_to_string(workspace_root().join(doc)).unwrap();
-    let commands = console_commands(&text);
-    assert!(
-        commands.len() >= at_least,
-        "{doc} lost its commands: {commands:?}"
-    );
-    let count = commands.len();
-    let mut seed = String::new();
-    for (cmd, expected) in commands {
-        if cmd.contains("$FIRST_FAILING_SEED") {
-            assert!(!seed.is_empty(), "{doc}: `{cmd}` before any run failed");
-        }
-        let mut c = Command::new("/bin/sh");
-        c.arg("-c")
-            .arg(&cmd)
-            .current_dir(&root)
-            .env("FIRST_FAILING_SEED", &seed);
-        let run = run_command(c, Duration::from_secs(600));
-        assert_eq!(
-            run.status.code(),
-            Some(expected),
-            "{doc}: `{cmd}` exited wrongly\n{run}"
-        );
-        if seed.is_empty() {
-            seed = first_failing_seed(runs).unwrap_or_default();
-        }
-    }
-    count
+    ConsoleSession::new("docs", runs).run_markdown(doc, &text, at_least)
 }
 
 #[test]
