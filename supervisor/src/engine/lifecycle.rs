@@ -1,0 +1,487 @@
+//! Processes and threads coming and going: launching a node's program,
+//! clone/fork/vfork events, exec (new address space, auxv, vDSO), thread and
+//! process exit, reaping, and the waiters those wake.
+
+use super::run::status_ending;
+use super::*;
+use crate::host::fdprobe;
+use crate::host::launch::{self, LaunchSpec};
+use crate::host::tracee;
+use crate::scenario::plan::FaultEvent;
+use crate::sim::diskstate::NodeDisk;
+use crate::sim::world::*;
+use rand::Rng;
+use std::collections::BTreeMap;
+
+impl Supervisor {
+    /// Starts a program on simulated host `host` and runs it to its first
+    /// trapped call. `--signal-at` signals are armed for the first program.
+    pub fn launch(&mut self, spec: &LaunchSpec, host: &str) -> Result<(), launch::LaunchError> {
+        if !self.net.hosts.contains_key(host) {
+            return Err(launch::LaunchError::NoHost(host.to_string()));
+        }
+        self.roots.push(Root {
+            name: host.to_string(),
+            pid: 0,
+            status: None,
+            spec: spec.clone(),
+            down: false,
+            crashes: 0,
+            restart_on_exit: None,
+            reboot_on_exit: false,
+            restarts: 0,
+            exited_at: None,
+        });
+        self.start_root(self.roots.len() - 1)?;
+        if self.roots.len() == 1 {
+            let pid = self.roots[0].pid;
+            for &(at, sig) in &self.cfg.signals_at.clone() {
+                self.signal_timers.push(SignalTimer {
+                    pid,
+                    sig,
+                    at,
+                    interval: 0,
+                    owner: TimerOwner::Faultline,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Restarts the last launched node this long after it exits by itself,
+    /// rebooting its machine first if `reboot`.
+    pub fn restart_last_on_exit(&mut self, delay: u64, reboot: bool) {
+        if let Some(root) = self.roots.last_mut() {
+            root.restart_on_exit = Some(delay);
+            root.reboot_on_exit = reboot;
+        }
+    }
+
+    /// Gives node `host` a simulated disk, which the node sees at `visible`.
+    pub fn add_disk(
+        &mut self,
+        host: &str,
+        visible: std::path::PathBuf,
+        disk: vfs::Disk,
+    ) -> Result<(), launch::LaunchError> {
+        let host = *self
+            .net
+            .hosts
+            .get(host)
+            .ok_or_else(|| launch::LaunchError::NoHost(host.to_string()))?;
+        self.disks.add(NodeDisk {
+            host,
+            visible,
+            disk,
+        });
+        Ok(())
+    }
+
+    /// Spawns root `i` (again) on its host.
+    pub(super) fn start_root(&mut self, i: usize) -> Result<(), launch::LaunchError> {
+        let host_id = self.net.hosts[&self.roots[i].name];
+        let pid = launch::spawn(&self.launch_spec(&self.roots[i].spec))?;
+        let mm = self.new_mm();
+        self.add_process(pid, None, mm);
+        self.procs.get_mut(&pid).expect("new root").host = host_id;
+        let root = &mut self.roots[i];
+        root.pid = pid;
+        root.status = None;
+        let vtid = self.add_thread(pid, pid);
+        // A root's first stop is its exec event; it is "started" already.
+        self.threads.get_mut(&vtid).expect("root thread").started = true;
+        self.run_until_stopped(vtid)
+    }
+
+    pub(super) fn new_mm(&mut self) -> u32 {
+        self.next_mm += 1;
+        self.next_mm - 1
+    }
+
+    pub(super) fn add_process(&mut self, pid: i32, parent: Option<i32>, mm: u32) {
+        let (fds, restart_mask, name, host) = parent
+            .and_then(|p| self.procs.get(&p))
+            .map(|p| (p.fds.clone(), p.restart_mask, p.name.clone(), p.host))
+            .unwrap_or((BTreeMap::new(), 0, String::new(), vnet::HostId::default()));
+        let ns_root = parent
+            .and_then(|p| self.procs.get(&p))
+            .map_or(pid, |p| p.ns_root);
+        for kind in fds.values() {
+            if let fdprobe::FdKind::Socket(vs) = kind {
+                self.net.add_ref(*vs);
+            }
+        }
+        if let Some(parent) = parent {
+            self.net.fork_epolls(parent, pid);
+            let parent_mm = self.procs[&parent].mm;
+            if parent_mm != mm {
+                self.inherit_clock_state(parent_mm, mm);
+            }
+        }
+        let vpid = self.next_vpid;
+        self.next_vpid += 1;
+        self.procs.insert(
+            pid,
+            Process {
+                pid,
+                ns_pid: ns_id(pid, pid),
+                ns_root,
+                vpid,
+                parent,
+                mm,
+                pidfd: fdprobe::pidfd_open(pid).ok(),
+                fds,
+                restart_mask,
+                name,
+                host,
+                vfork_parent: None,
+                channel_user: parent
+                    .and_then(|p| self.procs.get(&p))
+                    .is_some_and(|p| p.channel_user),
+                loader_fd: None,
+                interp: parent
+                    .and_then(|p| self.procs.get(&p))
+                    .and_then(|p| p.interp),
+            },
+        );
+    }
+
+    pub(super) fn add_thread(&mut self, pid: i32, tid: i32) -> Vtid {
+        let vtid = self.next_vtid;
+        self.next_vtid += 1;
+        let started = self.early_stops.remove(&tid);
+        self.threads.insert(
+            vtid,
+            Thread {
+                tid,
+                ns_tid: ns_id(pid, tid),
+                vtid,
+                pid,
+                state: ThreadState::Ready(Resume::Continue),
+                // SAFETY: plain old data, filled at the first seccomp stop.
+                regs: unsafe { std::mem::zeroed() },
+                clear_tid: 0,
+                pending_clone: None,
+                exit_kind: None,
+                started,
+                last_signal: None,
+                restart_deadline: None,
+                connect_pending: None,
+                channel_wait: None,
+                channel_slot: None,
+                held_mask: None,
+            },
+        );
+        self.by_tid.insert(tid, vtid);
+        vtid
+    }
+
+    /// Forgets a thread that is gone, and frees its channel slot.
+    pub(super) fn remove_thread(&mut self, vtid: Vtid) -> Option<Thread> {
+        let t = self.threads.remove(&vtid)?;
+        self.by_tid.remove(&t.tid);
+        self.sched.forget(vtid);
+        self.release_slot(t.channel_slot);
+        Some(t)
+    }
+
+    pub(crate) fn mark_dying(&mut self, vtid: Vtid) {
+        if let Some(t) = self.threads.get(&vtid) {
+            if let ThreadState::Parked(w) = t.state.clone() {
+                self.unpark(vtid, &w.kind);
+            }
+        }
+        if let Some(t) = self.threads.get_mut(&vtid) {
+            t.state = ThreadState::Dying;
+        }
+    }
+
+    /// A thread (or, for a leader, its whole process) has been reaped.
+    pub(super) fn reap(&mut self, tid: i32, status: i32) {
+        let Some(&vtid) = self.by_tid.get(&tid) else {
+            return;
+        };
+        let th = self.remove_thread(vtid).expect("thread of tid");
+        if let ThreadState::Parked(w) = &th.state {
+            self.unpark(vtid, &w.kind);
+        }
+        if th.tid != th.pid {
+            // A non-leader thread: wake joiners the way the kernel's
+            // CLONE_CHILD_CLEARTID does, but on the emulated futex.
+            if th.clear_tid != 0 {
+                if let Some(mm) = self.procs.get(&th.pid).map(|p| p.mm) {
+                    self.futex_wake((mm, th.clear_tid), 1, u32::MAX);
+                }
+            }
+            return;
+        }
+        self.process_ended(th, status);
+    }
+
+    pub(super) fn process_ended(&mut self, leader: Thread, status: i32) {
+        let pid = leader.pid;
+        // Threads the kernel reaped silently with their leader.
+        let rest: Vec<Vtid> = self
+            .threads
+            .values()
+            .filter(|t| t.pid == pid)
+            .map(|t| t.vtid)
+            .collect();
+        for v in rest {
+            self.mark_dying(v);
+            self.remove_thread(v);
+        }
+        let Some(p) = self.procs.remove(&pid) else {
+            return;
+        };
+        self.forget_mm(p.mm);
+        self.signal_timers.retain(|t| t.pid != pid);
+        // Its descriptors close: peers of its sockets see FIN or RST.
+        let now = self.clock.now();
+        for (&fd, kind) in &p.fds {
+            if let fdprobe::FdKind::Socket(vs) = kind {
+                self.net.drop_ref(pid, fd, *vs, now);
+            }
+            self.net.drop_epoll(pid, fd);
+        }
+        let desc = describe_status(status);
+        self.trace.record(
+            self.clock.now(),
+            leader.vtid,
+            "process_exit",
+            &[p.vpid as i64],
+            &desc,
+        );
+        if libc::WIFSIGNALED(status) && !self.crashing {
+            let sig = libc::WTERMSIG(status);
+            let detail = leader.last_signal.clone().unwrap_or_default();
+            let msg = format!(
+                "process {} {:?} killed by {}{}",
+                p.vpid,
+                p.name,
+                signal_name(sig),
+                detail
+            );
+            eprintln!("faultline: {msg}");
+        }
+        if let Some(parent_tid) = p.vfork_parent {
+            self.wake_vfork_parent(parent_tid);
+        }
+        let when = (self.clock.now(), self.trace.count());
+        if let Some(root) = self.roots.iter_mut().find(|r| r.pid == pid) {
+            root.status = Some(status);
+            root.exited_at = Some(when);
+            if let (Some(delay), false) = (root.restart_on_exit, root.down) {
+                // Like a service manager: bring it back on the same disk.
+                root.down = true;
+                root.restarts += 1;
+                let now = self.clock.now();
+                let mut events = vec![(now + delay, FaultEvent::Restart(root.name.clone()))];
+                if root.reboot_on_exit {
+                    events.push((now, FaultEvent::Reboot(root.name.clone())));
+                }
+                for (at, event) in events {
+                    let i = self.plan.partition_point(|(t, _)| *t <= at);
+                    self.plan.insert(i, (at, event));
+                }
+            }
+            return;
+        }
+        if let Some(parent) = p.parent {
+            self.wake_child_waiters(parent);
+            self.signal_checks.insert(parent);
+        }
+    }
+
+    pub(super) fn wake_child_waiters(&mut self, parent: i32) {
+        for t in self.threads.values_mut() {
+            if t.pid == parent
+                && matches!(&t.state, ThreadState::Parked(w) if matches!(w.kind, WaitKind::Child))
+            {
+                t.state = ThreadState::Ready(Resume::Continue);
+            }
+        }
+    }
+
+    pub(crate) fn wake_vfork_parent(&mut self, parent_tid: i32) {
+        if let Some(&v) = self.by_tid.get(&parent_tid) {
+            let t = self.threads.get_mut(&v).expect("thread");
+            if matches!(&t.state, ThreadState::Parked(w) if matches!(w.kind, WaitKind::Vfork { .. }))
+            {
+                t.state = ThreadState::Ready(Resume::Continue);
+            }
+        }
+    }
+
+    pub(super) fn on_clone_event(&mut self, vtid: Vtid, event: i32) -> StepEnd {
+        let th = &self.threads[&vtid];
+        let (tid, pid) = (th.tid, th.pid);
+        let Ok(new_tid) = tracee::event_msg(tid).map(|m| m as i32) else {
+            return StepEnd::Running;
+        };
+        let (flags, ctid) = self.threads[&vtid].pending_clone.unwrap_or(match event {
+            libc::PTRACE_EVENT_VFORK => ((libc::CLONE_VM | libc::CLONE_VFORK) as u64, 0),
+            _ => (libc::SIGCHLD as u64, 0),
+        });
+        let new_pid = if flags & libc::CLONE_THREAD as u64 != 0 {
+            pid
+        } else {
+            let mm = if flags & libc::CLONE_VM as u64 != 0 {
+                self.procs[&pid].mm
+            } else {
+                self.new_mm()
+            };
+            self.add_process(new_tid, Some(pid), mm);
+            new_tid
+        };
+        let new_vtid = self.add_thread(new_pid, new_tid);
+        if flags & libc::CLONE_CHILD_CLEARTID as u64 != 0 {
+            self.threads
+                .get_mut(&new_vtid)
+                .expect("new thread")
+                .clear_tid = ctid;
+        }
+        let label = if new_pid == pid { "thread" } else { "process" };
+        self.record(vtid, "spawn", &[new_vtid as i64], label);
+        if event == libc::PTRACE_EVENT_VFORK {
+            self.procs
+                .get_mut(&new_pid)
+                .expect("vfork child")
+                .vfork_parent = Some(tid);
+            self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Parked(Wait {
+                kind: WaitKind::Vfork { child: new_tid },
+                deadline: None,
+                on_timeout: Resume::Continue,
+                restartable: false,
+            });
+            return StepEnd::Done;
+        }
+        self.threads.get_mut(&vtid).expect("thread").pending_clone = None;
+        let _ = tracee::cont(tid, 0);
+        StepEnd::Running
+    }
+
+    pub(super) fn on_exec(&mut self, vtid: Vtid) {
+        let th = &self.threads[&vtid];
+        let (tid, pid) = (th.tid, th.pid);
+        // Other threads of the process were killed by the exec.
+        let others: Vec<Vtid> = self
+            .threads
+            .values()
+            .filter(|t| t.pid == pid && t.vtid != vtid)
+            .map(|t| t.vtid)
+            .collect();
+        for v in others {
+            self.mark_dying(v);
+            self.remove_thread(v);
+        }
+        if tid != pid {
+            // A non-leader exec'd: it takes over the leader's tid.
+            self.by_tid.remove(&tid);
+            self.by_tid.insert(pid, vtid);
+            self.threads.get_mut(&vtid).expect("thread").tid = pid;
+        }
+        let mut random = [0u8; 16];
+        self.data_rng.fill(&mut random);
+        let mm = self.new_mm();
+        let rsp = tracee::get_regs(pid).map(|r| r.rsp).unwrap_or(0);
+        let mut install = |base: u64| self.install_vdso(pid, mm, base);
+        let (name, interp_base) =
+            crate::host::auxv::rewrite(pid, rsp, random, &mut install).unwrap_or_default();
+        self.forget_closed_on_exec(pid);
+        let interp = crate::host::auxv::mapping_of_file_at(pid, interp_base);
+        let p = self.procs.get_mut(&pid).expect("exec'ing process");
+        p.interp = interp;
+        let old_mm = std::mem::replace(&mut p.mm, mm);
+        p.restart_mask = 0;
+        // The new image's loader opens the library again, if it is dynamic.
+        p.channel_user = false;
+        p.loader_fd = None;
+        p.name = name.clone();
+        let vfork_parent = p.vfork_parent.take();
+        self.forget_mm(old_mm);
+        let t = self.threads.get_mut(&vtid).expect("thread");
+        t.clear_tid = 0;
+        let old_slot = t.channel_slot.take();
+        self.release_slot(old_slot);
+        self.record(vtid, "exec", &[], &name);
+        if let Some(parent) = vfork_parent {
+            self.wake_vfork_parent(parent);
+        }
+    }
+
+    /// After an exec the kernel has closed the O_CLOEXEC descriptors: keep
+    /// only virtual sockets that are still open, forget everything else.
+    pub(super) fn forget_closed_on_exec(&mut self, pid: i32) {
+        let now = self.clock.now();
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return;
+        };
+        let old = std::mem::take(&mut p.fds);
+        for (fd, kind) in old {
+            let fdprobe::FdKind::Socket(vs) = kind else {
+                continue;
+            };
+            let p = &self.procs[&pid];
+            let open = p
+                .pidfd
+                .as_ref()
+                .is_some_and(|pf| fdprobe::classify(pf, fd).is_some());
+            if open {
+                self.procs
+                    .get_mut(&pid)
+                    .expect("process")
+                    .fds
+                    .insert(fd, kind);
+            } else {
+                self.net.drop_ref(pid, fd, vs, now);
+            }
+            self.net.drop_epoll(pid, fd);
+        }
+    }
+
+    pub(super) fn on_exit_event(&mut self, vtid: Vtid) -> StepEnd {
+        let th = &self.threads[&vtid];
+        let (tid, pid, kind) = (th.tid, th.pid, th.exit_kind);
+        let group = kind != Some(ExitKind::Thread);
+        self.mark_dying(vtid);
+        let _ = tracee::cont(tid, 0);
+        if group {
+            for t in self.threads.values_mut().filter(|t| t.pid == pid) {
+                t.state = ThreadState::Dying;
+            }
+            self.group_exit = Some(pid);
+            // Wait (inside run_until_stopped) until the leader is reaped.
+            return StepEnd::Running;
+        }
+        let others_alive = self
+            .threads
+            .values()
+            .any(|t| t.pid == pid && t.vtid != vtid && !matches!(t.state, ThreadState::Dying));
+        if tid == pid && others_alive {
+            // The leader left with pthread_exit; its reap comes with the last thread.
+            return StepEnd::Done;
+        }
+        StepEnd::Running
+    }
+}
+
+/// The id a thread has in the innermost PID namespace (the last NSpid field).
+pub(super) fn ns_id(pid: i32, tid: i32) -> i32 {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("NSpid:"))
+                .and_then(|v| v.split_whitespace().last().and_then(|x| x.parse().ok()))
+        })
+        .unwrap_or(tid)
+}
+
+pub(super) fn describe_status(status: i32) -> String {
+    match status_ending(status) {
+        Ending::Signaled(s) => format!("killed by {}", signal_name(s)),
+        Ending::Exited(c) => format!("exit {c}"),
+        _ => unreachable!(),
+    }
+}

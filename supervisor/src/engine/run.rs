@@ -1,0 +1,270 @@
+//! The run loop: between two steps, faults and timers fire, the network
+//! moves, parked threads whose condition holds wake, and the scheduler picks
+//! the next thread or moves virtual time; when nothing can ever run again,
+//! the deadlock report.
+
+use super::*;
+use crate::host::fdprobe;
+use crate::host::tracee;
+use crate::sim::world::*;
+use scheduler::Decision;
+
+impl Supervisor {
+    /// Runs the program to its end.
+    pub fn run(mut self) -> Outcome {
+        let ending = loop {
+            if self.roots.iter().all(|r| r.status.is_some() && !r.down) {
+                break self
+                    .roots
+                    .first()
+                    .and_then(|r| r.status)
+                    .map_or(Ending::Exited(0), status_ending);
+            }
+            if self.cfg.until_ns.is_some_and(|u| self.clock.now() >= u) {
+                break Ending::TimeLimit;
+            }
+            if let Err(e) = self.apply_faults() {
+                eprintln!("faultline: internal error: {e}");
+                break Ending::Exited(125);
+            }
+            self.net.advance(self.clock.now());
+            self.fire_signal_timers();
+            self.check_signals();
+            self.wake_due();
+            self.wake_ready_fds();
+            self.wake_net_waiters();
+            let pick = match self.sched.decide(&self.threads, self.other_deadline()) {
+                Decision::Run(pick) => pick,
+                Decision::AdvanceTo(t) => {
+                    self.clock
+                        .advance_to(self.cfg.until_ns.map_or(t, |u| t.min(u)));
+                    continue;
+                }
+                Decision::Stuck if self.wait_outside() => continue,
+                Decision::Stuck => break Ending::Deadlock(self.deadlock_report()),
+            };
+            self.clock.advance_by(self.cfg.step_cost_ns);
+            if let Err(e) = self.step(pick) {
+                eprintln!("faultline: internal error: {e}");
+                break Ending::Exited(125);
+            }
+        };
+        self.finish(ending)
+    }
+
+    pub(super) fn finish(mut self, ending: Ending) -> Outcome {
+        self.watchdog.shutdown();
+        self.kill_all();
+        let _ = self.trace.finish();
+        Outcome {
+            roots: self.roots.clone(),
+            faults: std::mem::take(&mut self.fault_log),
+            messages: self.net.net.drain_events(),
+            ending,
+            vtime: self.clock.now(),
+            events: self.trace.count(),
+            stops: self.stops,
+            fast_calls: self.fast_calls,
+            hash: self.trace.hash(),
+            preemptions: self.preemptions,
+            lines: self.trace.lines().to_vec(),
+        }
+    }
+
+    /// Kills every process still traced (by pid, never by name) and reaps them.
+    pub(super) fn kill_all(&mut self) {
+        for &pid in self.procs.keys() {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        loop {
+            let mut status = 0;
+            let r = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
+            if r < 0 {
+                if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                break;
+            }
+            if libc::WIFSTOPPED(status) {
+                let _ = tracee::cont(r, 0);
+            }
+        }
+    }
+
+    /// The earliest event that is not a parked thread's deadline: a signal
+    /// timer, a network delivery, a planned fault.
+    pub(super) fn other_deadline(&self) -> Option<u64> {
+        self.signal_timers
+            .iter()
+            .map(|t| t.at)
+            .chain(self.net.net.next_event_time())
+            .chain(self.plan.first().map(|f| f.0))
+            .min()
+    }
+
+    /// Wakes threads waiting on network readiness whose condition may hold;
+    /// their calls re-execute and decide for themselves.
+    pub(super) fn wake_net_waiters(&mut self) {
+        let waiting: Vec<(Vtid, i32, Wait)> = self
+            .threads
+            .values()
+            .filter_map(|t| match &t.state {
+                ThreadState::Parked(w) if matches!(w.kind, WaitKind::Net { .. }) => {
+                    Some((t.vtid, t.pid, w.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        for (vtid, pid, wait) in waiting {
+            let WaitKind::Net { real, virt, epoll } = &wait.kind else {
+                continue;
+            };
+            let ready = (!real.is_empty() && self.fds_ready(pid, real, false))
+                || virt.iter().any(|&(vs, mask)| {
+                    crate::sim::netstate::event_bits(self.net.readiness(vs)) & (mask | 0x18) != 0
+                })
+                || epoll.is_some_and(|key| !self.net.epoll_ready(key, 1, false).is_empty());
+            if ready {
+                self.record(vtid, "ready", &[], "restart");
+                let t = self.threads.get_mut(&vtid).expect("thread");
+                t.restart_deadline = wait.deadline;
+                t.state = ThreadState::Ready(Resume::Restart);
+            }
+        }
+    }
+
+    /// Sends the signals whose time has come, in (time, process) order, at
+    /// this scheduling point; the targets' parked threads are then woken.
+    pub(super) fn fire_signal_timers(&mut self) {
+        let now = self.clock.now();
+        let mut due: Vec<usize> = (0..self.signal_timers.len())
+            .filter(|&i| self.signal_timers[i].at <= now)
+            .collect();
+        due.sort_by_key(|&i| (self.signal_timers[i].at, self.signal_timers[i].pid));
+        for &i in &due {
+            let t = &mut self.signal_timers[i];
+            unsafe { libc::kill(t.pid, t.sig) };
+            let (pid, sig) = (t.pid, t.sig);
+            if t.interval > 0 {
+                t.at = (t.at + t.interval).max(now + 1);
+            }
+            let vpid = self.procs.get(&pid).map_or(0, |p| p.vpid as i64);
+            self.trace
+                .record(now, 0, "signal_timer", &[vpid, sig as i64], "sent");
+            self.signal_checks.insert(pid);
+        }
+        self.signal_timers.retain(|t| t.at > now);
+    }
+
+    /// Moves every parked thread whose deadline has passed to Ready.
+    pub(super) fn wake_due(&mut self) {
+        let now = self.clock.now();
+        let due = scheduler::due(&self.threads, now);
+        for vtid in due {
+            let ThreadState::Parked(w) = self.threads[&vtid].state.clone() else {
+                continue;
+            };
+            self.unpark(vtid, &w.kind);
+            self.record(vtid, "timeout", &[], &resume_label(&w.on_timeout));
+            let t = self.threads.get_mut(&vtid).expect("thread");
+            if matches!(w.kind, WaitKind::Net { .. }) {
+                t.restart_deadline = w.deadline;
+            }
+            t.state = ThreadState::Ready(w.on_timeout);
+        }
+    }
+
+    /// Removes a parked thread from the queue its wait kind keeps.
+    pub(crate) fn unpark(&mut self, vtid: Vtid, kind: &WaitKind) {
+        if let WaitKind::Futex { key, .. } = kind {
+            self.sched.futex_cancel(*key, vtid);
+        }
+    }
+
+    /// True if the kernel would not block a call on any of `fds` of process
+    /// `pid` now: one is ready, invalid (the call fails at once), or — when
+    /// `nonblocking_counts` — opened O_NONBLOCK.
+    pub(crate) fn fds_ready(&self, pid: i32, fds: &[(i32, i16)], nonblocking_counts: bool) -> bool {
+        let Some(pidfd) = self.pidfd(pid) else {
+            return true;
+        };
+        fds.iter().any(|&(fd, ev)| {
+            fdprobe::probe(pidfd, fd, ev)
+                .is_none_or(|p| p.revents != 0 || (nonblocking_counts && p.nonblocking))
+        })
+    }
+
+    /// Wakes threads parked on descriptors that have become ready.
+    pub(super) fn wake_ready_fds(&mut self) {
+        let waiting: Vec<(Vtid, i32, WaitKind)> = self
+            .threads
+            .values()
+            .filter_map(|t| match &t.state {
+                ThreadState::Parked(w) if matches!(w.kind, WaitKind::Fds { .. }) => {
+                    Some((t.vtid, t.pid, w.kind.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        for (vtid, pid, kind) in waiting {
+            let WaitKind::Fds { fds, on_ready } = kind else {
+                continue;
+            };
+            if self.fds_ready(pid, &fds, false) {
+                self.record(vtid, "ready", &[], &resume_label(&on_ready));
+                self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(on_ready);
+            }
+        }
+    }
+
+    /// When every thread waits on descriptors fed from outside the simulation
+    /// (stdin, a pipe from the test harness), wait for them in wall time.
+    pub(super) fn wait_outside(&mut self) -> bool {
+        let mut targets = Vec::new();
+        for t in self.threads.values() {
+            if let ThreadState::Parked(Wait {
+                kind: WaitKind::Fds { fds, .. },
+                ..
+            }) = &t.state
+            {
+                if let Some(pidfd) = self.pidfd(t.pid) {
+                    targets.extend(fds.iter().map(|&(fd, ev)| (pidfd, fd, ev)));
+                }
+            }
+        }
+        if targets.is_empty() {
+            return false;
+        }
+        let ms = self.cfg.idle_limit.as_millis().min(i32::MAX as u128) as i32;
+        let woke = fdprobe::wait_any(&targets, ms);
+        if woke {
+            self.preemptions += 1; // outside input makes the run depend on timing
+        }
+        woke
+    }
+
+    pub(super) fn deadlock_report(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for t in self.threads.values() {
+            let p = &self.procs[&t.pid];
+            let what = match &t.state {
+                ThreadState::Parked(w) => w.kind.describe(),
+                ThreadState::Ready(_) => "nothing (runnable)".into(),
+                ThreadState::Dying => continue,
+            };
+            lines.push(format!(
+                "thread {} (process {} {:?}, tid {} as the program sees it) waits on {} with no timeout",
+                t.vtid, p.vpid, p.name, t.ns_tid, what
+            ));
+        }
+        lines
+    }
+}
+
+pub(super) fn status_ending(status: i32) -> Ending {
+    if libc::WIFSIGNALED(status) {
+        Ending::Signaled(libc::WTERMSIG(status))
+    } else {
+        Ending::Exited(libc::WEXITSTATUS(status))
+    }
+}

@@ -1,0 +1,161 @@
+//! Signal stops: the watchdog's preemptions (signals held until the next
+//! system call), rdtsc traps answered from virtual time, and the signals a
+//! program gets, with a crash report for fatal ones.
+
+use super::*;
+use crate::host::tracee;
+use crate::sim::world::*;
+
+impl Supervisor {
+    pub(super) fn on_signal(&mut self, vtid: Vtid, sig: i32) -> StepEnd {
+        let tid = self.threads[&vtid].tid;
+        let pid = self.threads[&vtid].pid;
+        if sig == libc::SIGSTOP && self.stale_stops.remove(&tid) {
+            let _ = tracee::cont(tid, 0);
+            return StepEnd::Running;
+        }
+        if sig == libc::SIGSTOP && self.watchdog.take_preemption(tid) {
+            self.preemptions += 1;
+            self.forget_spin_reads(pid);
+            self.hold_signals(vtid, tid);
+            let owed = self
+                .threads
+                .values()
+                .filter(|t| t.pid == pid && t.vtid != vtid)
+                .map(|t| t.vtid)
+                .collect();
+            self.sched.preempted(vtid, owed);
+            self.record(vtid, "preempted", &[], "watchdog");
+            let rip = tracee::get_regs(tid).map_or(0, |r| r.rip);
+            let p = &self.procs[&pid];
+            let msg = format!(
+                "the watchdog preempted thread {vtid} (process {} {:?}) at rip {rip:#x}: it used {:?} of CPU (or three times that of wall time, blocked) without a trapped syscall (a spin loop? `addr2line -f -e PROGRAM {rip:#x}` names the function)",
+                p.vpid, p.name, self.cfg.spin_limit
+            );
+            self.report_once(msg);
+            self.threads.get_mut(&vtid).expect("thread").state =
+                ThreadState::Ready(Resume::Continue);
+            return StepEnd::Done;
+        }
+        if sig == libc::SIGSEGV {
+            if let Some(end) = self.emulate_rdtsc(vtid, tid, pid) {
+                return end;
+            }
+        }
+        if matches!(
+            sig,
+            libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE | libc::SIGABRT
+        ) {
+            let detail = fault_detail(tid, sig);
+            self.threads.get_mut(&vtid).expect("thread").last_signal = Some(detail);
+        }
+        self.record(vtid, "signal", &[sig as i64], "deliver");
+        self.threads.get_mut(&vtid).expect("thread").state =
+            ThreadState::Ready(Resume::Signal(sig));
+        StepEnd::Done
+    }
+
+    /// Blocks every signal of a thread the watchdog stopped at an arbitrary
+    /// instruction (a pending Go preemption signal, say, would otherwise
+    /// run its handler there, and Go decides by that instruction what to do).
+    pub(super) fn hold_signals(&mut self, vtid: Vtid, tid: i32) {
+        let th = self.threads.get_mut(&vtid).expect("thread");
+        if th.held_mask.is_some() {
+            return;
+        }
+        if let Ok(mask) = tracee::sigmask(tid) {
+            if tracee::set_sigmask(tid, HOLD_ALL).is_ok() {
+                th.held_mask = Some(mask);
+            }
+        }
+    }
+
+    /// At a system call of the program, a deterministic point: gives back
+    /// the mask [`Self::hold_signals`] took, unless the program changed it
+    /// since, and forgets the clock reads made since the preemption (how
+    /// many the rest of the interrupted loop round made depends on where
+    /// the watchdog stopped it).
+    pub(crate) fn release_signals(&mut self, vtid: Vtid, tid: i32) {
+        let Some(mask) = self.threads.get_mut(&vtid).and_then(|t| t.held_mask.take()) else {
+            return;
+        };
+        let pid = self.threads[&vtid].pid;
+        self.forget_spin_reads(pid);
+        if tracee::sigmask(tid).is_ok_and(|now| now == HOLD_ALL) {
+            let _ = tracee::set_sigmask(tid, mask);
+        }
+    }
+
+    /// rdtsc/rdtscp trap with SIGSEGV (PR_SET_TSC); answer with virtual time.
+    /// None if the fault was no rdtsc. The dynamic loader's own rdtscs (its
+    /// start-up statistics timer, which the program never sees) are answered
+    /// in place, unrecorded: loading the LD_PRELOAD library adds two, and
+    /// the trace must be the same with the fast path on and off.
+    pub(super) fn emulate_rdtsc(&mut self, vtid: Vtid, tid: i32, pid: i32) -> Option<StepEnd> {
+        let mut regs = tracee::get_regs(tid).ok()?;
+        let mut insn = [0u8; 3];
+        tracee::read_mem(pid, regs.rip, &mut insn).ok()?;
+        let len = match insn {
+            [0x0f, 0x31, _] => 2,
+            [0x0f, 0x01, 0xf9] => 3,
+            _ => return None,
+        };
+        let in_loader = self.procs[&pid]
+            .interp
+            .is_some_and(|(lo, hi)| (lo..hi).contains(&regs.rip));
+        let tsc = self.clock.tsc();
+        regs.rax = tsc & 0xffff_ffff;
+        regs.rdx = tsc >> 32;
+        if len == 3 {
+            regs.rcx = 0;
+        }
+        regs.rip += len;
+        tracee::set_regs(tid, &regs).ok()?;
+        if in_loader {
+            let _ = tracee::cont(tid, 0);
+            return Some(StepEnd::Running);
+        }
+        self.record(vtid, "rdtsc", &[], &tsc.to_string());
+        self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(Resume::Continue);
+        Some(StepEnd::Done)
+    }
+}
+
+/// Every signal that can be blocked (the kernel drops SIGKILL and SIGSTOP
+/// from any mask).
+pub(crate) const HOLD_ALL: u64 = !((1 << (libc::SIGKILL - 1)) | (1 << (libc::SIGSTOP - 1)));
+
+pub(super) fn fault_detail(tid: i32, sig: i32) -> String {
+    let rip = tracee::get_regs(tid).map(|r| r.rip).unwrap_or(0);
+    let addr = tracee::siginfo(tid)
+        .map(|si| unsafe { si.si_addr() } as u64)
+        .unwrap_or(0);
+    if matches!(sig, libc::SIGSEGV | libc::SIGBUS) {
+        format!(" (fault address 0x{addr:x}, instruction pointer 0x{rip:x})")
+    } else {
+        format!(" (instruction pointer 0x{rip:x})")
+    }
+}
+
+/// The conventional name of a signal number.
+pub fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGUSR2 => "SIGUSR2",
+        _ => return format!("signal {sig}"),
+    };
+    name.to_string()
+}

@@ -1,0 +1,222 @@
+//! One step: resume the picked thread the way its state says (continue,
+//! return a value, restart the call, pass it to the kernel) and handle ptrace
+//! stops until it reaches its next scheduling point.
+
+use super::*;
+use crate::host::launch::{self};
+use crate::host::tracee;
+use crate::sim::world::*;
+
+impl Supervisor {
+    /// Resumes `vtid` and runs it until its next scheduling point.
+    pub(super) fn step(&mut self, vtid: Vtid) -> std::io::Result<()> {
+        let th = self.threads.get_mut(&vtid).expect("picked thread");
+        let ThreadState::Ready(resume) = std::mem::replace(&mut th.state, ThreadState::Dying)
+        else {
+            unreachable!("picked a thread that is not ready");
+        };
+        if let Some(req) = th.channel_wait.take() {
+            self.answer_request(vtid, req, resume);
+            return self
+                .run_until_stopped(vtid)
+                .map_err(|e| std::io::Error::other(e.to_string()));
+        }
+        if !th.started {
+            self.wait_initial_stop(vtid)?;
+        }
+        let th = &self.threads[&vtid];
+        let (tid, pid, mut regs) = (th.tid, th.pid, th.regs);
+        match resume {
+            Resume::Continue | Resume::Pass => self.go(pid, tid, 0, false),
+            Resume::Signal(sig) => self.go(pid, tid, sig, false),
+            Resume::Return(v) => {
+                regs.orig_rax = u64::MAX;
+                regs.rax = v as u64;
+                self.set_regs_or_dead(tid, &regs);
+                self.go(pid, tid, 0, false)
+            }
+            Resume::Restart => {
+                regs.rax = regs.orig_rax;
+                regs.orig_rax = u64::MAX;
+                regs.rip -= 2;
+                self.set_regs_or_dead(tid, &regs);
+                self.go(pid, tid, 0, false)
+            }
+            Resume::PassThenExit(new_regs, hook) => {
+                if let Some(r) = new_regs {
+                    self.set_regs_or_dead(tid, &r);
+                }
+                self.exit_hook = Some(hook);
+                self.go(pid, tid, 0, true)
+            }
+        }
+        self.run_until_stopped(vtid)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+
+    pub(super) fn set_regs_or_dead(&mut self, tid: i32, regs: &tracee::Regs) {
+        // A thread killed meanwhile reports its exit next; nothing to do here.
+        let _ = tracee::set_regs(tid, regs);
+    }
+
+    pub(super) fn go(&mut self, pid: i32, tid: i32, sig: i32, to_exit: bool) {
+        self.refresh_vdso(pid);
+        self.watchdog.running(pid, tid);
+        let _ = if to_exit {
+            tracee::cont_to_syscall_exit(tid)
+        } else {
+            tracee::cont(tid, sig)
+        };
+    }
+
+    pub(super) fn wait_initial_stop(&mut self, vtid: Vtid) -> std::io::Result<()> {
+        let tid = self.threads[&vtid].tid;
+        while !self.threads.get(&vtid).is_some_and(|t| t.started) {
+            let (who, status) = self.wait_any()?;
+            if who == tid && is_event(status, libc::PTRACE_EVENT_STOP) {
+                self.threads.get_mut(&vtid).expect("thread").started = true;
+            } else {
+                self.handle_other(who, status);
+            }
+        }
+        Ok(())
+    }
+
+    /// waitpid(-1) for any traced thread; counts the stop.
+    pub(crate) fn wait_any(&mut self) -> std::io::Result<(i32, i32)> {
+        loop {
+            let mut status = 0;
+            let r = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
+            if r >= 0 {
+                self.stops += 1;
+                return Ok((r, status));
+            }
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINTR) {
+                return Err(e);
+            }
+        }
+    }
+
+    /// Handles stops until the thread `vtid` reaches its next scheduling point.
+    pub(super) fn run_until_stopped(&mut self, vtid: Vtid) -> Result<(), launch::LaunchError> {
+        loop {
+            let (who, status) = match self.next_event(vtid)? {
+                crate::fast_path::channel::Event::Stop(who, status) => (who, status),
+                crate::fast_path::channel::Event::Request(req) => {
+                    if let StepEnd::Done = self.on_request(vtid, req) {
+                        self.step_ended();
+                        return Ok(());
+                    }
+                    continue;
+                }
+            };
+            let running_tid = self.threads.get(&vtid).map(|t| t.tid);
+            let end = if Some(who) == running_tid {
+                self.handle_running(vtid, who, status)
+            } else {
+                self.handle_other(who, status);
+                if self.threads.contains_key(&vtid) {
+                    StepEnd::Running
+                } else {
+                    StepEnd::Done
+                }
+            };
+            if let StepEnd::Done = end {
+                if self
+                    .group_exit
+                    .is_some_and(|pid| self.procs.contains_key(&pid))
+                {
+                    continue;
+                }
+                self.group_exit = None;
+                self.step_ended();
+                return Ok(());
+            }
+        }
+    }
+
+    /// The running thread reached its scheduling point: the watchdog stops
+    /// watching it, and a SIGSTOP it sent too late is remembered, to be
+    /// swallowed when it arrives.
+    pub(super) fn step_ended(&mut self) {
+        if let Some(tid) = self.watchdog.idle() {
+            self.stale_stops.insert(tid);
+        }
+    }
+
+    /// Handles a stop of the running thread.
+    pub(super) fn handle_running(&mut self, vtid: Vtid, tid: i32, status: i32) -> StepEnd {
+        if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+            self.reap(tid, status);
+            return StepEnd::Done;
+        }
+        let sig = libc::WSTOPSIG(status);
+        let event = (status >> 16) & 0xff;
+        match event {
+            libc::PTRACE_EVENT_SECCOMP => {
+                match tracee::get_regs(tid) {
+                    Ok(regs) => {
+                        self.threads.get_mut(&vtid).expect("thread").regs = regs;
+                        if !self.dispatch(vtid, regs) {
+                            return StepEnd::Running;
+                        }
+                    }
+                    Err(_) => self.mark_dying(vtid),
+                }
+                StepEnd::Done
+            }
+            libc::PTRACE_EVENT_CLONE | libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
+                self.on_clone_event(vtid, event)
+            }
+            libc::PTRACE_EVENT_EXEC => {
+                self.release_signals(vtid, tid);
+                self.on_exec(vtid);
+                let _ = tracee::cont(tid, 0);
+                StepEnd::Running
+            }
+            libc::PTRACE_EVENT_EXIT => self.on_exit_event(vtid),
+            libc::PTRACE_EVENT_STOP => {
+                // A group-stop; faultline does not model job control.
+                let _ = tracee::cont(tid, 0);
+                StepEnd::Running
+            }
+            0 if sig == (libc::SIGTRAP | 0x80) => self.on_syscall_exit(vtid),
+            0 => self.on_signal(vtid, sig),
+            _ => {
+                let _ = tracee::cont(tid, 0);
+                StepEnd::Running
+            }
+        }
+    }
+
+    /// Handles a stop of a thread other than the running one: new threads'
+    /// first stops, and threads dying because their process is exiting.
+    pub(super) fn handle_other(&mut self, tid: i32, status: i32) {
+        if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+            self.reap(tid, status);
+            return;
+        }
+        let Some(&vtid) = self.by_tid.get(&tid) else {
+            if is_event(status, libc::PTRACE_EVENT_STOP) {
+                self.early_stops.insert(tid);
+            } else {
+                let _ = tracee::cont(tid, 0);
+            }
+            return;
+        };
+        if is_event(status, libc::PTRACE_EVENT_STOP) && !self.threads[&vtid].started {
+            self.threads.get_mut(&vtid).expect("thread").started = true;
+        } else if is_event(status, libc::PTRACE_EVENT_EXIT) {
+            self.mark_dying(vtid);
+            let _ = tracee::cont(tid, 0);
+        } else {
+            // Anything else from a thread we did not resume: let it go on dying.
+            let _ = tracee::cont(tid, 0);
+        }
+    }
+}
+
+pub(super) fn is_event(status: i32, event: i32) -> bool {
+    libc::WIFSTOPPED(status) && (status >> 16) & 0xff == event
+}
