@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::host::tracee;
+use crate::host::tracee::Memory;
 use crate::sim::world::*;
 
 impl Supervisor {
@@ -94,7 +95,7 @@ impl Supervisor {
     pub(super) fn emulate_rdtsc(&mut self, vtid: Vtid, tid: i32, pid: i32) -> Option<StepEnd> {
         let mut regs = tracee::get_regs(tid).ok()?;
         let mut insn = [0u8; 3];
-        tracee::read_mem(pid, regs.rip, &mut insn).ok()?;
+        tracee::Process(pid).read_mem(regs.rip, &mut insn).ok()?;
         let len = match insn {
             [0x0f, 0x31, _] => 2,
             [0x0f, 0x01, 0xf9] => 3,

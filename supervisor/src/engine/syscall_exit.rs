@@ -5,6 +5,7 @@
 use super::*;
 use crate::host::fdprobe;
 use crate::host::tracee;
+use crate::host::tracee::Memory;
 use crate::sim::world::*;
 
 impl Supervisor {
@@ -43,7 +44,13 @@ impl Supervisor {
                             .net
                             .get(vs)
                             .is_some_and(|s| s.domain == vnet::Domain::Inet6);
-                        let _ = crate::sim::sockaddr::write_out(pid, addr, lenp, sa, inet6);
+                        let _ = crate::sim::sockaddr::write_out(
+                            &tracee::Process(pid),
+                            addr,
+                            lenp,
+                            sa,
+                            inet6,
+                        );
                     }
                 } else {
                     let _ = self.net.net.close(net, self.clock.now());
@@ -104,7 +111,7 @@ impl Supervisor {
                 let name = host_name.as_bytes();
                 let n = name.len().min(64);
                 field[..n].copy_from_slice(&name[..n]);
-                let _ = tracee::write_mem(pid, addr + 65, &field);
+                let _ = tracee::Process(pid).write_mem(addr + 65, &field);
             }
             Some(ExitHook::ParkUnlessReaped(saved)) => {
                 if self.nothing_reaped(pid, &saved, regs.rax as i64) {
@@ -135,7 +142,9 @@ impl Supervisor {
         if saved.orig_rax as i64 == libc::SYS_waitid {
             let infop = saved.rdx;
             let si_pid = if infop != 0 && ret == 0 {
-                tracee::read_val::<i32>(pid, infop + 16).unwrap_or(1)
+                tracee::Process(pid)
+                    .read_val::<i32>(infop + 16)
+                    .unwrap_or(1)
             } else {
                 1
             };

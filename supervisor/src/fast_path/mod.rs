@@ -13,6 +13,7 @@ use faultline_channel as ch;
 use crate::engine::{StepEnd, Supervisor};
 use crate::fast_path::channel::{Channel, Event, Request};
 use crate::host::launch::LaunchSpec;
+use crate::host::tracee::Memory;
 use crate::host::{seccomp, tracee};
 use crate::sim::world::{ExitHook, Resume, Vtid};
 use crate::sys::table as syscalls;
@@ -214,7 +215,7 @@ impl Supervisor {
                 } else {
                     c.a[1]
                 };
-                let path = tracee::read_cstr(c.pid, at, lib.len() + 1).unwrap_or_default();
+                let path = c.mem().read_cstr(at, lib.len() + 1).unwrap_or_default();
                 if path != lib.as_bytes() {
                     return false;
                 }

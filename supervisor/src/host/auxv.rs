@@ -6,6 +6,7 @@
 use std::io;
 
 use crate::host::tracee;
+use crate::host::tracee::Memory;
 
 const AT_NULL: u64 = 0;
 const AT_IGNORE: u64 = 1;
@@ -24,11 +25,11 @@ pub fn rewrite(
     random: [u8; 16],
     install_vdso: &mut dyn FnMut(u64) -> bool,
 ) -> io::Result<(String, u64)> {
-    let word = |addr: u64| tracee::read_val::<u64>(pid, addr);
+    let word = |addr: u64| tracee::Process(pid).read_val::<u64>(addr);
     let argc = word(rsp)?;
     let argv0 = word(rsp + 8)?;
     let name = if argv0 != 0 {
-        String::from_utf8_lossy(&tracee::read_cstr(pid, argv0, 256)?).into_owned()
+        String::from_utf8_lossy(&tracee::Process(pid).read_cstr(argv0, 256)?).into_owned()
     } else {
         String::new()
     };
@@ -45,11 +46,11 @@ pub fn rewrite(
             AT_NULL => break,
             AT_BASE => base = word(p + 8)?,
             AT_SYSINFO_EHDR if !install_vdso(word(p + 8)?) => {
-                tracee::write_val(pid, p, &AT_IGNORE)?;
+                tracee::Process(pid).write_val(p, &AT_IGNORE)?;
             }
             AT_RANDOM => {
                 let at = word(p + 8)?;
-                tracee::write_mem(pid, at, &random)?;
+                tracee::Process(pid).write_mem(at, &random)?;
             }
             _ => {}
         }

@@ -16,6 +16,7 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use crate::host::tracee;
+use crate::host::tracee::Memory;
 
 /// The image as built by build.rs.
 const IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/faultline-vdso.so"));
@@ -176,12 +177,12 @@ impl VdsoPage {
         }
         let mut bytes = IMAGE.to_vec();
         bytes.resize(len, 0);
-        tracee::write_mem(pid, base, &bytes)?;
+        tracee::Process(pid).write_mem(base, &bytes)?;
         map_time_page(pid, base + layout.inject, layout.time_page)?;
         let mut page = [0u8; 24];
         page[..16].copy_from_slice(&clocks.bytes());
         page[OFF_EVERY as usize..].copy_from_slice(&every.to_le_bytes());
-        tracee::write_mem(pid, layout.time_page, &page)?;
+        tracee::Process(pid).write_mem(layout.time_page, &page)?;
         Ok(VdsoPage {
             base,
             written: Some(clocks),
@@ -194,7 +195,10 @@ impl VdsoPage {
         if self.written == Some(clocks) {
             return;
         }
-        if tracee::write_mem(pid, time_addr(OFF_CLOCKS), &clocks.bytes()).is_ok() {
+        if tracee::Process(pid)
+            .write_mem(time_addr(OFF_CLOCKS), &clocks.bytes())
+            .is_ok()
+        {
             self.written = Some(clocks);
         }
     }
@@ -209,12 +213,12 @@ impl VdsoPage {
 
     /// Reads the page's count of reads since the last one that trapped.
     pub fn reads(&self, pid: i32) -> io::Result<u32> {
-        tracee::read_val::<u32>(pid, time_addr(OFF_READS))
+        tracee::Process(pid).read_val::<u32>(time_addr(OFF_READS))
     }
 
     /// Sets that count (after a read the program made without the image).
     pub fn set_reads(&self, pid: i32, n: u32) -> io::Result<()> {
-        tracee::write_val(pid, time_addr(OFF_READS), &n)
+        tracee::Process(pid).write_val(time_addr(OFF_READS), &n)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
-use crate::host::tracee;
+use crate::host::tracee::Memory;
 
 /// Why a sockaddr could not be used; each maps to the errno Linux gives.
 #[derive(Debug, Clone, Copy)]
@@ -27,14 +27,14 @@ impl AddrError {
     }
 }
 
-/// Reads a sockaddr of `len` bytes at `addr` in process `pid`.
-pub fn read(pid: i32, addr: u64, len: u64) -> Result<SocketAddr, AddrError> {
+/// Reads a sockaddr of `len` bytes at `addr` of `mem`.
+pub fn read(mem: &impl Memory, addr: u64, len: u64) -> Result<SocketAddr, AddrError> {
     let len = (len as usize).min(128);
     if len < 2 {
         return Err(AddrError::Invalid);
     }
     let mut buf = vec![0u8; len];
-    tracee::read_mem(pid, addr, &mut buf).map_err(|_| AddrError::Fault)?;
+    mem.read_mem(addr, &mut buf).map_err(|_| AddrError::Fault)?;
     decode(&buf)
 }
 
@@ -103,7 +103,7 @@ pub fn encode(sa: SocketAddr, inet6: bool) -> Vec<u8> {
 /// Writes `sa` to a (buffer, socklen_t *length) pair as accept/getsockname
 /// do: truncated to the buffer, the length set to the full size.
 pub fn write_out(
-    pid: i32,
+    mem: &impl Memory,
     addr: u64,
     len_ptr: u64,
     sa: SocketAddr,
@@ -113,10 +113,12 @@ pub fn write_out(
         return Ok(());
     }
     let bytes = encode(sa, inet6);
-    let room: u32 = tracee::read_val(pid, len_ptr).map_err(|_| AddrError::Fault)?;
+    let room: u32 = mem.read_val(len_ptr).map_err(|_| AddrError::Fault)?;
     let n = bytes.len().min(room as usize);
-    tracee::write_mem(pid, addr, &bytes[..n]).map_err(|_| AddrError::Fault)?;
-    tracee::write_val(pid, len_ptr, &(bytes.len() as u32)).map_err(|_| AddrError::Fault)
+    mem.write_mem(addr, &bytes[..n])
+        .map_err(|_| AddrError::Fault)?;
+    mem.write_val(len_ptr, &(bytes.len() as u32))
+        .map_err(|_| AddrError::Fault)
 }
 
 #[cfg(test)]
@@ -131,5 +133,32 @@ mod tests {
         assert_eq!(mapped.to_string(), "[::ffff:127.77.0.2]:8080");
         assert_eq!(decode(&encode(mapped, false)).unwrap(), v4);
         assert!(matches!(decode(&[1, 0, 0, 0]), Err(AddrError::Family)));
+    }
+
+    #[test]
+    fn write_out_truncates_to_the_buffer_and_reports_the_full_length() {
+        use crate::host::tracee::FakeMemory;
+        let peer: SocketAddr = "127.77.0.3:40001".parse().unwrap();
+        let mem = FakeMemory::default();
+        mem.map(0x100, &[0xaa; 16]);
+        mem.map(0x200, &8u32.to_ne_bytes());
+        write_out(&mem, 0x100, 0x200, peer, false).unwrap();
+        assert_eq!(mem.read_val::<u32>(0x200).unwrap(), 16, "the full size");
+        let mut got = [0u8; 16];
+        mem.read_mem(0x100, &mut got).unwrap();
+        assert_eq!(
+            &got[..8],
+            &encode(peer, false)[..8],
+            "truncated to the room"
+        );
+        assert_eq!(&got[8..], &[0xaa; 8], "nothing past the room");
+        mem.write_val(0x200, &16u32).unwrap();
+        write_out(&mem, 0x100, 0x200, peer, false).unwrap();
+        assert_eq!(read(&mem, 0x100, 16).unwrap(), peer);
+        assert!(matches!(
+            write_out(&mem, 0x100, 0x900, peer, false),
+            Err(AddrError::Fault)
+        ));
+        assert!(matches!(read(&mem, 0x100, 1), Err(AddrError::Invalid)));
     }
 }

@@ -29,6 +29,9 @@ pub struct Timespec {
     pub nsec: i64,
 }
 
+// SAFETY: two i64 fields, repr(C): no padding, every bit pattern valid.
+unsafe impl crate::host::tracee::Pod for Timespec {}
+
 impl Timespec {
     /// Converts to nanoseconds; `None` for a negative or malformed value.
     pub fn to_ns(self) -> Option<u64> {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use super::{err, pass, ret, Action, Call};
 use crate::engine::Supervisor;
 use crate::host::fdprobe::FdKind;
-use crate::host::tracee;
+use crate::host::tracee::Memory;
 use crate::sim::diskstate::normalize;
 use crate::sim::world::{DiskOp, ExitHook, Resume};
 
@@ -24,7 +24,7 @@ impl Supervisor {
     fn disk_path(&self, c: &Call, p: &PathArg) -> Option<(usize, PathBuf)> {
         let proc_ = self.procs.get(&c.pid)?;
         let disk = self.disks.of_host(proc_.host)?;
-        let raw = tracee::read_cstr(c.pid, p.addr, 4096).ok()?;
+        let raw = c.mem().read_cstr(p.addr, 4096).ok()?;
         let path = PathBuf::from(String::from_utf8_lossy(&raw).into_owned());
         let abs = if path.is_absolute() {
             path
@@ -96,7 +96,17 @@ impl Supervisor {
                 targs.push(c.a[0] as i64);
                 Some(match outcome {
                     Ok(Some(e)) => err(e.0),
-                    _ => ret(0),
+                    Ok(None) => ret(0),
+                    Err(e) => {
+                        // The durability model could not record the sync: the
+                        // program must not believe its data is durable.
+                        let path = self.disks.get(disk).disk.path_of(ino);
+                        self.report_once(format!(
+                            "internal error: fsync of {} on a simulated disk failed in faultline: {e}; answered EIO",
+                            path.map_or_else(|| format!("inode {ino:?}"), |p| p.display().to_string())
+                        ));
+                        err(libc::EIO)
+                    }
                 })
             }
             SYS_ftruncate => {
@@ -209,7 +219,7 @@ impl Supervisor {
         let mut data = Vec::new();
         for (base, len) in iovs {
             let mut buf = vec![0u8; len];
-            if tracee::read_mem(c.pid, base, &mut buf).is_err() {
+            if c.mem().read_mem(base, &mut buf).is_err() {
                 return err(EFAULT);
             }
             data.extend_from_slice(&buf);

@@ -6,6 +6,7 @@ use super::{err, pass, ret, Action, Call};
 use crate::engine::Supervisor;
 use crate::host::fdprobe::{self, FdKind};
 use crate::host::tracee;
+use crate::host::tracee::Memory;
 use crate::sim::trace::hash_bytes;
 use crate::sim::world::{ExitHook, Resume, Wait, WaitKind};
 
@@ -21,7 +22,7 @@ impl Supervisor {
         } else {
             c.a[1]
         };
-        let path = tracee::read_cstr(c.pid, path_addr, 4096).unwrap_or_default();
+        let path = c.mem().read_cstr(path_addr, 4096).unwrap_or_default();
         if path == b"/dev/urandom" || path == b"/dev/random" {
             return Action::Now(Resume::PassThenExit(None, ExitHook::Mark(FdKind::Random)));
         }
@@ -37,7 +38,7 @@ impl Supervisor {
         let mut name = stand_in.into_os_string().into_encoded_bytes();
         name.push(0);
         let scratch = (c.regs.rsp - 128 - name.len() as u64 - 16) & !15;
-        if tracee::write_mem(c.pid, scratch, &name).is_err() {
+        if c.mem().write_mem(scratch, &name).is_err() {
             return err(libc::EFAULT);
         }
         let mut regs = c.regs;
@@ -193,13 +194,13 @@ impl Supervisor {
         let (addr, len) = if c.nr == libc::SYS_write {
             (c.a[1], c.a[2] as usize)
         } else {
-            match tracee::read_val::<[u64; 2]>(c.pid, c.a[1]) {
+            match c.mem().read_val::<[u64; 2]>(c.a[1]) {
                 Ok([base, len]) if c.a[2] > 0 => (base, len as usize),
                 _ => (0, 0),
             }
         };
         let mut buf = vec![0u8; len.min(WRITE_HASH_BYTES)];
-        let digest = match tracee::read_mem(c.pid, addr, &mut buf) {
+        let digest = match c.mem().read_mem(addr, &mut buf) {
             Ok(()) => hash_bytes(&buf),
             Err(_) => 0,
         };

@@ -4,7 +4,7 @@
 
 use super::{err, ret, Action, Call};
 use crate::engine::Supervisor;
-use crate::host::tracee;
+use crate::host::tracee::Memory;
 use crate::sim::vclock::Timespec;
 use crate::sim::world::{Resume, ThreadState, Wait, WaitKind};
 
@@ -36,7 +36,7 @@ impl Supervisor {
                 if bitset == 0 {
                     return err(libc::EINVAL);
                 }
-                let Ok(current) = tracee::read_val::<u32>(c.pid, c.a[0]) else {
+                let Ok(current) = c.mem().read_val::<u32>(c.a[0]) else {
                     return err(libc::EFAULT);
                 };
                 // The expected value is not traced: for pthread_join it is a host tid.
@@ -68,7 +68,7 @@ impl Supervisor {
             }
             FUTEX_REQUEUE | FUTEX_CMP_REQUEUE => {
                 if cmd == FUTEX_CMP_REQUEUE {
-                    match tracee::read_val::<u32>(c.pid, c.a[0]) {
+                    match c.mem().read_val::<u32>(c.a[0]) {
                         Ok(v) if v == c.a[5] as u32 => {}
                         Ok(_) => return err(libc::EAGAIN),
                         Err(_) => return err(libc::EFAULT),
@@ -98,7 +98,10 @@ impl Supervisor {
         if c.a[3] == 0 {
             return Ok(None);
         }
-        let ts = tracee::read_val::<Timespec>(c.pid, c.a[3]).map_err(|_| libc::EFAULT)?;
+        let ts = c
+            .mem()
+            .read_val::<Timespec>(c.a[3])
+            .map_err(|_| libc::EFAULT)?;
         if cmd == FUTEX_WAIT {
             let ns = ts.to_ns().ok_or(libc::EINVAL)?;
             return Ok(Some(self.clock.now().saturating_add(ns)));
@@ -152,7 +155,7 @@ impl Supervisor {
             op &= 7;
             oparg = 1i32.checked_shl(oparg as u32).unwrap_or(0);
         }
-        let old = tracee::read_val::<i32>(c.pid, c.a[4]).map_err(|_| libc::EFAULT)?;
+        let old = c.mem().read_val::<i32>(c.a[4]).map_err(|_| libc::EFAULT)?;
         let new = match op {
             0 => oparg,
             1 => old.wrapping_add(oparg),
@@ -161,7 +164,7 @@ impl Supervisor {
             4 => old ^ oparg,
             _ => return Err(libc::ENOSYS),
         };
-        tracee::write_val(c.pid, c.a[4], &new).map_err(|_| libc::EFAULT)?;
+        c.mem().write_val(c.a[4], &new).map_err(|_| libc::EFAULT)?;
         let mut woken = self.futex_wake(key, c.a[2] as u32 as usize, u32::MAX);
         let pass = match cmp {
             0 => old == cmparg,

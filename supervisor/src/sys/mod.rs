@@ -35,6 +35,13 @@ pub struct Call {
     pub regs: Regs,
 }
 
+impl Call {
+    /// The caller's address space: the only way handlers touch its memory.
+    pub fn mem(&self) -> crate::host::tracee::Process {
+        crate::host::tracee::Process(self.pid)
+    }
+}
+
 /// What a handler decided.
 pub enum Action {
     /// Resume (when scheduled) this way.

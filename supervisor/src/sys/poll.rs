@@ -7,6 +7,7 @@
 
 use super::{err, ret, Action, Call};
 use crate::engine::Supervisor;
+use crate::host::tracee::Memory;
 use crate::host::tracee::{self, Regs};
 use crate::sim::netstate::event_bits;
 use crate::sim::vclock::Timespec;
@@ -138,7 +139,7 @@ impl Supervisor {
             (0, 0)
         } else {
             let mut raw = [0u8; 12];
-            if tracee::read_mem(c.pid, c.a[3], &mut raw).is_err() {
+            if c.mem().read_mem(c.a[3], &mut raw).is_err() {
                 return err(libc::EFAULT);
             }
             (
@@ -187,14 +188,14 @@ impl Supervisor {
         let mut count = 0;
         for i in 0..n {
             let at = c.a[0] + 8 * i as u64;
-            let fd: i32 = tracee::read_val(c.pid, at).ok()?;
+            let fd: i32 = c.mem().read_val(at).ok()?;
             let r = if fd >= 0 {
                 *next.next().unwrap_or(&0)
             } else {
                 0
             };
             count += usize::from(r != 0);
-            tracee::write_val(c.pid, at + 6, &r).ok()?;
+            c.mem().write_val(at + 6, &r).ok()?;
         }
         Some(count)
     }
@@ -218,7 +219,7 @@ impl Supervisor {
             let addr = c.a[1 + i];
             if addr != 0 {
                 for (w, bits) in set.iter().enumerate() {
-                    tracee::write_val(c.pid, addr + 8 * w as u64, bits).ok()?;
+                    c.mem().write_val(addr + 8 * w as u64, bits).ok()?;
                 }
             }
         }
@@ -230,8 +231,7 @@ impl Supervisor {
         let n = (c.a[1] as usize).min(4096);
         (0..n)
             .filter_map(|i| {
-                let [fd, ev]: [i32; 2] =
-                    tracee::read_val(c.pid, c.a[0] + 8 * i as u64).unwrap_or([-1, 0]);
+                let [fd, ev]: [i32; 2] = c.mem().read_val(c.a[0] + 8 * i as u64).unwrap_or([-1, 0]);
                 (fd >= 0).then_some(Entry {
                     fd,
                     events: (ev & 0xffff) as i16,
@@ -254,7 +254,7 @@ impl Supervisor {
                 continue;
             }
             for w in 0..words {
-                let bits: u64 = tracee::read_val(c.pid, set + 8 * w as u64).unwrap_or(0);
+                let bits: u64 = c.mem().read_val(set + 8 * w as u64).unwrap_or(0);
                 for b in 0..64 {
                     let fd = w * 64 + b;
                     if fd < nfds && bits & (1 << b) != 0 {
@@ -290,7 +290,7 @@ impl Supervisor {
                 if c.a[i] == 0 {
                     None
                 } else {
-                    let ts: Timespec = tracee::read_val(c.pid, c.a[i]).map_err(|_| libc::EFAULT)?;
+                    let ts: Timespec = c.mem().read_val(c.a[i]).map_err(|_| libc::EFAULT)?;
                     let ts = if matches!(t, Timeout::Timeval(_)) {
                         Timespec {
                             sec: ts.sec,
@@ -322,7 +322,7 @@ impl Supervisor {
             Timeout::Millis(i) => set_arg(&mut regs, i, 0),
             Timeout::Timespec(i) | Timeout::Timeval(i) => {
                 let scratch = (c.regs.rsp - RED_ZONE - 16) & !15;
-                if tracee::write_val(c.pid, scratch, &Timespec::default()).is_err() {
+                if c.mem().write_val(scratch, &Timespec::default()).is_err() {
                     return err(libc::EFAULT);
                 }
                 set_arg(&mut regs, i, scratch);
@@ -351,7 +351,7 @@ pub(crate) fn write_epoll_events(pid: i32, buf: u64, events: &[(u32, u64)]) -> b
         bytes.extend_from_slice(&ev.to_ne_bytes());
         bytes.extend_from_slice(&data.to_ne_bytes());
     }
-    tracee::write_mem(pid, buf, &bytes).is_ok()
+    tracee::Process(pid).write_mem(buf, &bytes).is_ok()
 }
 
 /// The byte offset of epoll event `n` in a buffer.

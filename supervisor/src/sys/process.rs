@@ -4,6 +4,7 @@
 
 use super::{pass, Action, Call};
 use crate::engine::Supervisor;
+use crate::host::tracee::Memory;
 use crate::sim::world::{ExitHook, ExitKind, Resume};
 
 /// Namespace flags: a new namespace would step outside what faultline sees.
@@ -14,7 +15,7 @@ impl Supervisor {
     pub(super) fn sys_clone(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
         let (flags, ctid) = match c.nr {
             libc::SYS_clone => (c.a[0], c.a[3]),
-            libc::SYS_clone3 => match crate::host::tracee::read_val::<[u64; 3]>(c.pid, c.a[0]) {
+            libc::SYS_clone3 => match c.mem().read_val::<[u64; 3]>(c.a[0]) {
                 Ok([flags, _pidfd, child_tid]) => (flags, child_tid),
                 Err(_) => return super::err(libc::EFAULT),
             },

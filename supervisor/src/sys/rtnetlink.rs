@@ -4,7 +4,7 @@
 use super::{err, ret, Action, Call};
 use crate::engine::Supervisor;
 use crate::host::fdprobe::FdKind;
-use crate::host::tracee;
+use crate::host::tracee::Memory;
 use crate::sim::world::{ExitHook, Resume};
 
 const NETLINK_ROUTE: u64 = 0;
@@ -53,8 +53,8 @@ impl Supervisor {
                 sa.extend_from_slice(&[0, 0]);
                 sa.extend_from_slice(&port.to_ne_bytes());
                 sa.extend_from_slice(&0u32.to_ne_bytes());
-                let ok = tracee::write_mem(c.pid, c.a[1], &sa).is_ok()
-                    && tracee::write_val(c.pid, c.a[2], &SOCKADDR_NL_LEN).is_ok();
+                let ok = c.mem().write_mem(c.a[1], &sa).is_ok()
+                    && c.mem().write_val(c.a[2], &SOCKADDR_NL_LEN).is_ok();
                 if ok {
                     ret(0)
                 } else {
@@ -64,7 +64,9 @@ impl Supervisor {
             SYS_write | SYS_sendto | SYS_sendmsg => {
                 let (buf, len) = if c.nr == SYS_sendmsg {
                     // The request is in the first iovec of the msghdr.
-                    match tracee::read_val::<[u64; 4]>(c.pid, c.a[1])
+                    match c
+                        .mem()
+                        .read_val::<[u64; 4]>(c.a[1])
                         .ok()
                         .and_then(|h| super::socket::read_iovecs(c.pid, h[2], h[3].min(1)))
                     {
@@ -75,7 +77,7 @@ impl Supervisor {
                     (c.a[1], c.a[2] as usize)
                 };
                 let mut req = vec![0u8; len.min(65536)];
-                if tracee::read_mem(c.pid, buf, &mut req).is_err() {
+                if c.mem().read_mem(buf, &mut req).is_err() {
                     return err(EFAULT);
                 }
                 let host = self.procs[&c.pid].host;
@@ -102,7 +104,9 @@ impl Supervisor {
     fn netlink_recv(&mut self, c: &Call, fd: i32) -> Action {
         use libc::*;
         let iovs = match c.nr {
-            SYS_recvmsg => match tracee::read_val::<[u64; 4]>(c.pid, c.a[1])
+            SYS_recvmsg => match c
+                .mem()
+                .read_val::<[u64; 4]>(c.a[1])
                 .ok()
                 .and_then(|h| super::socket::read_iovecs(c.pid, h[2], h[3]))
             {
@@ -125,7 +129,7 @@ impl Supervisor {
         let mut rest = &data[..];
         for (base, len) in iovs {
             let k = len.min(rest.len());
-            if tracee::write_mem(c.pid, base, &rest[..k]).is_err() {
+            if c.mem().write_mem(base, &rest[..k]).is_err() {
                 return err(EFAULT);
             }
             rest = &rest[k..];
@@ -133,8 +137,8 @@ impl Supervisor {
         // The sender is the kernel: port id 0.
         let kernel = [AF_NETLINK as u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
         if c.nr == SYS_recvfrom && c.a[4] != 0 && c.a[5] != 0 {
-            let _ = tracee::write_mem(c.pid, c.a[4], &kernel);
-            let _ = tracee::write_val(c.pid, c.a[5], &SOCKADDR_NL_LEN);
+            let _ = c.mem().write_mem(c.a[4], &kernel);
+            let _ = c.mem().write_val(c.a[5], &SOCKADDR_NL_LEN);
         }
         ret(n as i64)
     }

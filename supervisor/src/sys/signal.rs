@@ -6,6 +6,7 @@
 use super::{pass, Action, Call};
 use crate::engine::Supervisor;
 use crate::host::tracee;
+use crate::host::tracee::Memory;
 use crate::sim::vclock::Timespec;
 use crate::sim::world::{Resume, ThreadState, Vtid, Wait, WaitKind};
 
@@ -118,7 +119,7 @@ impl Supervisor {
     pub(super) fn sys_sigaction(&mut self, c: &Call) -> Action {
         let sig = c.a[0] as i32;
         if c.a[1] != 0 && (1..=64).contains(&sig) {
-            if let Ok([_handler, flags]) = tracee::read_val::<[u64; 2]>(c.pid, c.a[1]) {
+            if let Ok([_handler, flags]) = c.mem().read_val::<[u64; 2]>(c.a[1]) {
                 let p = self.procs.get_mut(&c.pid).expect("process");
                 if flags & SA_RESTART != 0 {
                     p.restart_mask |= bit(sig);
@@ -134,12 +135,14 @@ impl Supervisor {
     pub(super) fn sys_sigwait(&mut self, c: &Call) -> Action {
         let (mask, set, deadline) = match c.nr {
             libc::SYS_pause => (None, None, None),
-            libc::SYS_rt_sigsuspend => (tracee::read_val::<u64>(c.pid, c.a[0]).ok(), None, None),
+            libc::SYS_rt_sigsuspend => (c.mem().read_val::<u64>(c.a[0]).ok(), None, None),
             _ => {
                 let deadline = if c.a[2] == 0 {
                     None
                 } else {
-                    match tracee::read_val::<Timespec>(c.pid, c.a[2])
+                    match c
+                        .mem()
+                        .read_val::<Timespec>(c.a[2])
                         .ok()
                         .and_then(|t| t.to_ns())
                     {
@@ -147,7 +150,7 @@ impl Supervisor {
                         None => return super::err(libc::EINVAL),
                     }
                 };
-                (None, tracee::read_val::<u64>(c.pid, c.a[0]).ok(), deadline)
+                (None, c.mem().read_val::<u64>(c.a[0]).ok(), deadline)
             }
         };
         let wait = Wait {
@@ -182,7 +185,8 @@ impl Supervisor {
                     if let (WaitKind::Sleep { rem }, Some(deadline)) = (&wait.kind, wait.deadline) {
                         let left = deadline.saturating_sub(self.clock.now());
                         if *rem != 0 {
-                            let _ = tracee::write_val(pid, *rem, &Timespec::from_ns(left as i128));
+                            let _ = tracee::Process(pid)
+                                .write_val(*rem, &Timespec::from_ns(left as i128));
                         }
                     }
                     self.record(

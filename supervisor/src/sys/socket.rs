@@ -11,6 +11,7 @@ use vnet::{ConnectProgress, Domain, Kind, NetError, Shutdown};
 use super::{err, ret, Action, Call};
 use crate::engine::Supervisor;
 use crate::host::tracee;
+use crate::host::tracee::Memory;
 use crate::sim::netstate::VsId;
 use crate::sim::sockaddr as addrs;
 use crate::sim::world::{ExitHook, Resume, Wait, WaitKind};
@@ -33,7 +34,8 @@ type IoVec = (u64, usize);
 pub(super) fn read_iovecs(pid: i32, addr: u64, count: u64) -> Option<Vec<IoVec>> {
     (0..count.min(1024))
         .map(|i| {
-            tracee::read_val::<[u64; 2]>(pid, addr + 16 * i)
+            tracee::Process(pid)
+                .read_val::<[u64; 2]>(addr + 16 * i)
                 .ok()
                 .map(|[b, l]| (b, l as usize))
         })
@@ -46,7 +48,7 @@ fn gather(pid: i32, iovs: &[IoVec], limit: usize) -> Option<Vec<u8>> {
     for &(base, len) in iovs {
         let take = len.min(limit - out.len());
         let mut buf = vec![0u8; take];
-        tracee::read_mem(pid, base, &mut buf).ok()?;
+        tracee::Process(pid).read_mem(base, &mut buf).ok()?;
         out.extend_from_slice(&buf);
         if out.len() == limit {
             break;
@@ -63,7 +65,7 @@ fn scatter(pid: i32, iovs: &[IoVec], data: &[u8]) -> bool {
             break;
         }
         let n = len.min(rest.len());
-        if tracee::write_mem(pid, base, &rest[..n]).is_err() {
+        if tracee::Process(pid).write_mem(base, &rest[..n]).is_err() {
             return false;
         }
         rest = &rest[n..];
@@ -80,7 +82,7 @@ struct MsgHdr {
 }
 
 fn read_msghdr(pid: i32, addr: u64) -> Option<MsgHdr> {
-    let raw: [u64; 7] = tracee::read_val(pid, addr).ok()?;
+    let raw: [u64; 7] = tracee::Process(pid).read_val(addr).ok()?;
     Some(MsgHdr {
         name: raw[0],
         namelen: raw[1] as u32,
@@ -209,7 +211,7 @@ impl Supervisor {
         let (net, inet6) = (sock.net, sock.domain == Domain::Inet6);
         targs.push(c.a[0] as i64);
         match c.nr {
-            SYS_bind => match addrs::read(c.pid, c.a[1], c.a[2]) {
+            SYS_bind => match addrs::read(&c.mem(), c.a[1], c.a[2]) {
                 Ok(sa) => self.net.net.bind(net, sa).map_or_else(net_err, |()| ret(0)),
                 Err(e) => err(e.errno()),
             },
@@ -264,14 +266,14 @@ impl Supervisor {
                     self.net.net.peer_addr(net)
                 };
                 match addr {
-                    Ok(sa) => addrs::write_out(c.pid, c.a[1], c.a[2], sa, inet6)
+                    Ok(sa) => addrs::write_out(&c.mem(), c.a[1], c.a[2], sa, inet6)
                         .map_or_else(|e| err(e.errno()), |()| ret(0)),
                     Err(e) => net_err(e),
                 }
             }
             SYS_setsockopt => {
                 let mut val = vec![0u8; (c.a[4] as usize).min(256)];
-                if tracee::read_mem(c.pid, c.a[3], &mut val).is_err() {
+                if c.mem().read_mem(c.a[3], &mut val).is_err() {
                     return err(EFAULT);
                 }
                 self.net
@@ -296,7 +298,7 @@ impl Supervisor {
                 }
             }
             SYS_ioctl => match c.a[1] {
-                0x5421 /* FIONBIO */ => match tracee::read_val::<i32>(c.pid, c.a[2]) {
+                0x5421 /* FIONBIO */ => match c.mem().read_val::<i32>(c.a[2]) {
                     Ok(on) => {
                         self.net.get_mut(vs).expect("socket").nonblocking = on != 0;
                         ret(0)
@@ -305,7 +307,7 @@ impl Supervisor {
                 },
                 0x541B /* FIONREAD */ => {
                     let n = self.net.net.pending_bytes(net).unwrap_or(0) as i32;
-                    tracee::write_val(c.pid, c.a[2], &n).map_or_else(|_| err(EFAULT), |()| ret(0))
+                    c.mem().write_val(c.a[2], &n).map_or_else(|_| err(EFAULT), |()| ret(0))
                 }
                 _ => err(ENOTTY),
             },
@@ -336,7 +338,7 @@ impl Supervisor {
                 Ok(Some(e)) | Err(e) => net_err(e),
             };
         }
-        let sa = match addrs::read(c.pid, c.a[1], c.a[2]) {
+        let sa = match addrs::read(&c.mem(), c.a[1], c.a[2]) {
             Ok(sa) => sa,
             Err(e) => return err(e.errno()),
         };
@@ -402,7 +404,7 @@ impl Supervisor {
                     return err(EFAULT);
                 }
                 if let (Some((addr, lenp)), Some(from)) = (name_out, got.from) {
-                    let _ = addrs::write_out(pid, addr, lenp, from, inet6);
+                    let _ = addrs::write_out(&tracee::Process(pid), addr, lenp, from, inet6);
                 }
                 if let Some(m) = msg {
                     self.finish_recvmsg(pid, c.a[1], &m, &got, inet6);
@@ -427,16 +429,16 @@ impl Supervisor {
         if let (true, Some(from)) = (m.name != 0, got.from) {
             let bytes = addrs::encode(from, inet6);
             let n = bytes.len().min(m.namelen as usize);
-            let _ = tracee::write_mem(pid, m.name, &bytes[..n]);
-            let _ = tracee::write_val(pid, hdr + 8, &(bytes.len() as u32));
+            let _ = tracee::Process(pid).write_mem(m.name, &bytes[..n]);
+            let _ = tracee::Process(pid).write_val(hdr + 8, &(bytes.len() as u32));
         }
-        let _ = tracee::write_val(pid, hdr + 40, &0u64);
+        let _ = tracee::Process(pid).write_val(hdr + 40, &0u64);
         let trunc = if got.full_len > got.data.len() {
             libc::MSG_TRUNC
         } else {
             0
         };
-        let _ = tracee::write_val(pid, hdr + 48, &trunc);
+        let _ = tracee::Process(pid).write_val(hdr + 48, &trunc);
     }
 
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
@@ -458,7 +460,7 @@ impl Supervisor {
             },
             SYS_sendto => {
                 let to = if c.a[4] != 0 {
-                    match addrs::read(pid, c.a[4], c.a[5]) {
+                    match addrs::read(&tracee::Process(pid), c.a[4], c.a[5]) {
                         Ok(sa) => Some(sa),
                         Err(e) => return err(e.errno()),
                     }
@@ -472,7 +474,7 @@ impl Supervisor {
                     return err(EFAULT);
                 };
                 let to = if m.name != 0 && m.namelen > 0 {
-                    match addrs::read(pid, m.name, m.namelen as u64) {
+                    match addrs::read(&tracee::Process(pid), m.name, m.namelen as u64) {
                         Ok(sa) => Some(sa),
                         Err(e) => return err(e.errno()),
                     }
@@ -545,12 +547,12 @@ impl Supervisor {
                 _ => int(0),
             },
         };
-        let Ok(room) = tracee::read_val::<u32>(c.pid, c.a[4]) else {
+        let Ok(room) = c.mem().read_val::<u32>(c.a[4]) else {
             return err(EFAULT);
         };
         let n = value.len().min(room as usize);
-        if tracee::write_mem(c.pid, c.a[3], &value[..n]).is_err()
-            || tracee::write_val(c.pid, c.a[4], &(n as u32)).is_err()
+        if c.mem().write_mem(c.a[3], &value[..n]).is_err()
+            || c.mem().write_val(c.a[4], &(n as u32)).is_err()
         {
             return err(EFAULT);
         }

@@ -3,6 +3,7 @@
 use super::{err, ret, Action, Call};
 use crate::engine::Supervisor;
 use crate::host::tracee;
+use crate::host::tracee::Memory;
 use crate::sim::vclock::{Timespec, NS};
 use crate::sim::world::{Resume, SignalTimer, TimerOwner, Wait, WaitKind};
 
@@ -15,7 +16,7 @@ impl Supervisor {
                 let clock = c.a[0] as i32;
                 targs.push(clock as i64);
                 let ts = Timespec::from_ns(self.clock.read(clock));
-                if tracee::write_val(pid, c.a[1], &ts).is_err() {
+                if tracee::Process(pid).write_val(c.a[1], &ts).is_err() {
                     return err(libc::EFAULT);
                 }
                 ret(0)
@@ -24,17 +25,17 @@ impl Supervisor {
                 let now = self.clock.read(libc::CLOCK_REALTIME);
                 let ts = Timespec::from_ns(now);
                 let tv = [ts.sec, ts.nsec / 1000];
-                if c.a[0] != 0 && tracee::write_val(pid, c.a[0], &tv).is_err() {
+                if c.a[0] != 0 && tracee::Process(pid).write_val(c.a[0], &tv).is_err() {
                     return err(libc::EFAULT);
                 }
-                if c.a[1] != 0 && tracee::write_val(pid, c.a[1], &[0i32; 2]).is_err() {
+                if c.a[1] != 0 && tracee::Process(pid).write_val(c.a[1], &[0i32; 2]).is_err() {
                     return err(libc::EFAULT);
                 }
                 ret(0)
             }
             _ => {
                 let secs = (self.clock.read(libc::CLOCK_REALTIME) / NS as i128) as i64;
-                if c.a[0] != 0 && tracee::write_val(pid, c.a[0], &secs).is_err() {
+                if c.a[0] != 0 && tracee::Process(pid).write_val(c.a[0], &secs).is_err() {
                     return err(libc::EFAULT);
                 }
                 ret(secs)
@@ -49,7 +50,7 @@ impl Supervisor {
         } else {
             (c.a[0] as i32, c.a[1] as i32, c.a[2], c.a[3])
         };
-        let Ok(ts) = tracee::read_val::<Timespec>(c.pid, req) else {
+        let Ok(ts) = c.mem().read_val::<Timespec>(req) else {
             return err(libc::EFAULT);
         };
         let deadline = if flags & libc::TIMER_ABSTIME != 0 {
@@ -97,7 +98,7 @@ impl Supervisor {
             if c.a[0] != libc::ITIMER_REAL as u64 {
                 return self.unsupported(c, "only ITIMER_REAL timers are simulated", libc::ENOSYS);
             }
-            let Ok([isec, iusec, vsec, vusec]) = tracee::read_val::<[i64; 4]>(c.pid, c.a[1]) else {
+            let Ok([isec, iusec, vsec, vusec]) = c.mem().read_val::<[i64; 4]>(c.a[1]) else {
                 return err(libc::EFAULT);
             };
             let micros = |s: i64, us: i64| (s.max(0) as u64) * NS + (us.max(0) as u64) * 1000;
@@ -105,7 +106,7 @@ impl Supervisor {
                 let as_tv = |ns: u64| [(ns / NS) as i64, ((ns % NS) / 1000) as i64];
                 let [a, b] = as_tv(old_interval);
                 let [d, e] = as_tv(remaining);
-                if tracee::write_val(c.pid, c.a[2], &[a, b, d, e]).is_err() {
+                if c.mem().write_val(c.a[2], &[a, b, d, e]).is_err() {
                     return err(libc::EFAULT);
                 }
             }
@@ -136,7 +137,7 @@ impl Supervisor {
         } else {
             (1u64 << cpus) - 1
         };
-        if tracee::write_val(c.pid, c.a[2], &mask).is_err() {
+        if c.mem().write_val(c.a[2], &mask).is_err() {
             return err(libc::EFAULT);
         }
         ret(8)
@@ -145,7 +146,7 @@ impl Supervisor {
     /// getcpu: always CPU 0, node 0 (the real CPU would leak host scheduling).
     pub(super) fn sys_getcpu(&mut self, c: &Call) -> Action {
         for addr in [c.a[0], c.a[1]] {
-            if addr != 0 && tracee::write_val(c.pid, addr, &0u32).is_err() {
+            if addr != 0 && c.mem().write_val(addr, &0u32).is_err() {
                 return err(libc::EFAULT);
             }
         }
@@ -167,6 +168,6 @@ impl Supervisor {
         use rand::RngCore;
         let mut buf = vec![0u8; len];
         self.data_rng.fill_bytes(&mut buf);
-        tracee::write_mem(pid, addr, &buf)
+        tracee::Process(pid).write_mem(addr, &buf)
     }
 }
