@@ -252,7 +252,7 @@ fn text(value: &Edn) -> Option<String> {
     }
 }
 
-/// Key (`""` for a single-register history) and action of a Jepsen op.
+/// Key (`register` in a single-register history) and action of a Jepsen op.
 fn jepsen_action(invoke: &Event, source: &Event) -> Result<(String, Action), HistoryError> {
     let bad = |what: &str| {
         field(
@@ -273,7 +273,7 @@ fn jepsen_action(invoke: &Event, source: &Event) -> Result<(String, Action), His
             };
             (kv[0].to_string(), value)
         }
-        _ => (String::new(), source.value.clone()),
+        _ => ("register".to_string(), source.value.clone()),
     };
     let action = match invoke.f.as_str() {
         "read" => Action::Get(text(&value)),

@@ -199,6 +199,7 @@ impl<'a> KeyHistory<'a> {
         match &self.space {
             Space::Register(_) if value == OTHER => "a value no operation read".into(),
             Space::Register(values) => quote(value.checked_sub(1).map(|i| values[i as usize])),
+            Space::List { text: true, .. } if value == OTHER => "a string no operation read".into(),
             Space::List { .. } if value == OTHER => "a list no operation read".into(),
             Space::List { trie, text, .. } => {
                 let tokens = trie.tokens_of(value);
