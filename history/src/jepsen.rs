@@ -94,7 +94,10 @@ pub(crate) fn parse(text: &str, dialect: Dialect) -> Result<Vec<Operation>, Hist
                 return Err(field(
                     e.line,
                     "type",
-                    format!("process {} completes an operation it never invoked", e.process),
+                    format!(
+                        "process {} completes an operation it never invoked",
+                        e.process
+                    ),
                 ));
             };
             let invoke = &events[pairs[slot].0];
@@ -172,7 +175,11 @@ fn event(line: usize, form: &Edn, dialect: Dialect) -> Result<Option<Event>, His
     }
     let keyword = |name: &str| match form.get(name) {
         Some(Edn::Keyword(k)) => Ok(k.clone()),
-        Some(other) => Err(field(line, name, format!("expected a keyword, found {other}"))),
+        Some(other) => Err(field(
+            line,
+            name,
+            format!("expected a keyword, found {other}"),
+        )),
         None => Err(field(line, name, format!("missing :{name}"))),
     };
     let process = match form.get("process") {
@@ -215,7 +222,11 @@ fn event(line: usize, form: &Edn, dialect: Dialect) -> Result<Option<Event>, His
     let key = match (dialect, form.get("key")) {
         (Dialect::Porcupine, Some(Edn::Str(k))) => Some(k.clone()),
         (Dialect::Porcupine, Some(other)) => {
-            return Err(field(line, "key", format!("expected a string, found {other}")))
+            return Err(field(
+                line,
+                "key",
+                format!("expected a string, found {other}"),
+            ))
         }
         (Dialect::Porcupine, None) => return Err(field(line, "key", "missing :key".into())),
         (Dialect::Jepsen, _) => None,

@@ -138,8 +138,9 @@ impl<'a> KeyHistory<'a> {
             .filter_map(|&index| {
                 let op = &history[index];
                 let effect = match (&op.action, op.outcome) {
-                    (_, Outcome::Fail)
-                    | (Action::Get(_) | Action::Read(_), Outcome::Unknown) => return None,
+                    (_, Outcome::Fail) | (Action::Get(_) | Action::Read(_), Outcome::Unknown) => {
+                        return None
+                    }
                     (Action::Cas { expect, .. }, Outcome::CasMismatch) => {
                         Effect::ReadNot(space.intern(&mut interner, expect.as_deref()))
                     }
@@ -285,12 +286,15 @@ impl Trie {
     /// The state after appending `tokens` in `state`: [`OTHER`] once the
     /// list is no prefix of a named one.
     fn extend(&self, state: Value, tokens: &[u32]) -> Value {
-        tokens.iter().try_fold(state, |node, &token| {
-            (node != OTHER)
-                .then(|| self.children.get(&(node, token)).copied())
-                .flatten()
-                .ok_or(OTHER)
-        }).unwrap_or(OTHER)
+        tokens
+            .iter()
+            .try_fold(state, |node, &token| {
+                (node != OTHER)
+                    .then(|| self.children.get(&(node, token)).copied())
+                    .flatten()
+                    .ok_or(OTHER)
+            })
+            .unwrap_or(OTHER)
     }
 
     /// The tokens of a node's list, in order.

@@ -99,10 +99,14 @@ fn validate(record: Record) -> Result<Operation, (&'static str, String)> {
         (OpKind::Get, None) => Action::Get(None),
         (OpKind::Cas, Some(Payload::Cas(CasValue { expect, new }))) => Action::Cas { expect, new },
         (OpKind::Delete, None) => Action::Delete,
-        (OpKind::Append, Some(Payload::Text(v))) => Action::Append(Seq::List(vec![Element::Text(v)])),
+        (OpKind::Append, Some(Payload::Text(v))) => {
+            Action::Append(Seq::List(vec![Element::Text(v)]))
+        }
         (OpKind::Append, Some(Payload::Int(n))) => Action::Append(Seq::List(vec![Element::Int(n)])),
         (OpKind::Append, Some(Payload::List(items))) => Action::Append(Seq::List(items)),
-        (OpKind::Append, Some(Payload::Chars(TextValue { text }))) => Action::Append(Seq::Text(text)),
+        (OpKind::Append, Some(Payload::Chars(TextValue { text }))) => {
+            Action::Append(Seq::Text(text))
+        }
         (OpKind::Read, Some(Payload::List(items))) => Action::Read(Seq::List(items)),
         (OpKind::Read, None) => Action::Read(Seq::List(Vec::new())),
         (OpKind::Read, Some(Payload::Chars(TextValue { text }))) => Action::Read(Seq::Text(text)),

@@ -52,10 +52,19 @@ fn violations_exit_1_and_are_explained() {
     for (name, needle) in [
         // A cas that found another value although the register held its
         // expected value (one line changed from the linearizable history).
-        ("register-cas-mismatch-bad.jsonl", "explains cas k1 \"v1\"->\"v2\" by process 4"),
-        ("register-cas-mismatch-bad.edn", "explains cas register \"4\"->\"1\" by process 4"),
+        (
+            "register-cas-mismatch-bad.jsonl",
+            "explains cas k1 \"v1\"->\"v2\" by process 4",
+        ),
+        (
+            "register-cas-mismatch-bad.edn",
+            "explains cas register \"4\"->\"1\" by process 4",
+        ),
         // Jepsen's independent keys: key 9 reads a value overwritten before.
-        ("independent-bad.edn", "get 9 returned \"1\" but cas 9 \"1\"->\"2\" was acknowledged"),
+        (
+            "independent-bad.edn",
+            "get 9 returned \"1\" but cas 9 \"1\"->\"2\" was acknowledged",
+        ),
         ("append-bad.jsonl", "explains read x -> [2, 1] by process 2"),
         ("kv-bad.txt", "explains read 1 -> \"x 1 0 yx 2 0 yx 1 2 y\""),
     ] {
@@ -78,7 +87,10 @@ fn bad_input_exits_2_naming_file_and_line() {
     let (code, out) = code_and_stdout("malformed.edn", &[]);
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("malformed.edn:3: "), "{out}");
-    assert!(out.contains(":increment is not one of :read, :write, :cas"), "{out}");
+    assert!(
+        out.contains(":increment is not one of :read, :write, :cas"),
+        "{out}"
+    );
     // An EDN history read as JSON lines: line 1 is no JSON record.
     let (code, out) = code_and_stdout("register-ok.edn", &["--format", "json"]);
     assert_eq!(code, 2, "{out}");
@@ -95,7 +107,10 @@ fn bad_input_exits_2_naming_file_and_line() {
 fn a_spent_budget_exits_3() {
     let (code, out) = code_and_stdout("register-ok.edn", &["--budget", "2"]);
     assert_eq!(code, 3, "{out}");
-    assert!(out.starts_with("gave up: search budget of 2 states"), "{out}");
+    assert!(
+        out.starts_with("gave up: search budget of 2 states"),
+        "{out}"
+    );
     let (code, _) = code_and_stdout("register-ok.edn", &["--budget", "1000"]);
     assert_eq!(code, 0);
 }
@@ -104,10 +119,7 @@ fn a_spent_budget_exits_3() {
 fn html_page_shows_the_violating_operations() {
     let dir = scratch_dir("check-history-html");
     let page = dir.join("history.html");
-    let (code, out) = code_and_stdout(
-        "independent-bad.edn",
-        &["--html", page.to_str().unwrap()],
-    );
+    let (code, out) = code_and_stdout("independent-bad.edn", &["--html", page.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}");
     let html = std::fs::read_to_string(&page).expect("the page is written");
     let violating: Vec<&str> = html

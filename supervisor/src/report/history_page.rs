@@ -19,7 +19,11 @@ const LABEL: f64 = 90.0;
 pub fn render(source: &str, ops: &[Operation], verdict: &Verdict) -> String {
     let (headline, violating, key_order) = summary(ops, verdict);
     let mut keys: Vec<&str> = Vec::new();
-    for k in key_order.iter().map(String::as_str).chain(ops.iter().map(|o| o.key.as_str())) {
+    for k in key_order
+        .iter()
+        .map(String::as_str)
+        .chain(ops.iter().map(|o| o.key.as_str()))
+    {
         if !keys.contains(&k) && keys.len() < MAX_KEYS {
             keys.push(k);
         }
@@ -34,7 +38,11 @@ pub fn render(source: &str, ops: &[Operation], verdict: &Verdict) -> String {
         section(&mut body, key, ops, &violating);
     }
     if total_keys > keys.len() {
-        let _ = write!(body, "<p>{} more keys not drawn.</p>", total_keys - keys.len());
+        let _ = write!(
+            body,
+            "<p>{} more keys not drawn.</p>",
+            total_keys - keys.len()
+        );
     }
     format!(
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>faultline check-history: {title}</title>\n\
