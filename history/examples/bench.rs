@@ -1,5 +1,7 @@
-//! Times the checker on generated histories (the tests never assert on
-//! wall time). Run with `cargo run --release -p faultline-history --example bench`.
+//! Times the checker on generated histories of 10k and 100k operations by
+//! 10 and 50 clients (the tests never assert on wall time). Run with
+//! `cargo run --release -p faultline-history --example bench`; `scripts/bench`
+//! runs it first.
 
 use std::time::Instant;
 
@@ -8,8 +10,10 @@ use history::{check, parse_history, to_json_lines, Verdict};
 
 fn main() {
     for (clients, keys, operations) in [
-        (10, 100, 10_000),
         (10, 10, 10_000),
+        (50, 10, 10_000),
+        (10, 10, 100_000),
+        (50, 10, 100_000),
         (10, 1, 10_000),
         (10, 100, 100_000),
     ] {

@@ -4,6 +4,16 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+impl HistoryError {
+    /// The 1-based line the error is on, if it is about one.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            HistoryError::Io { .. } => None,
+            HistoryError::Syntax { line, .. } | HistoryError::Field { line, .. } => Some(*line),
+        }
+    }
+}
+
 /// Why a history could not be read. Every parse error names the line (and,
 /// where there is one, the field), so a client author can fix the writer.
 #[derive(Debug, Error)]
@@ -17,7 +27,7 @@ pub enum HistoryError {
         source: std::io::Error,
     },
     /// A line is not a JSON object (truncated write, stray text).
-    #[error("history line {line}: not a JSON record: {message}")]
+    #[error("history line {line}: {message}")]
     Syntax {
         /// 1-based line number.
         line: usize,

@@ -7,8 +7,8 @@
 //! placed, the values the key could hold at that point, and the operations
 //! overlapping it.
 
-use crate::model::{Candidate, Effect, KeyHistory, Value};
-use crate::op::{quote, time, Operation};
+use crate::model::{Candidate, Effect, KeyHistory, Value, ABSENT};
+use crate::op::{time, Operation};
 use crate::search::Stuck;
 use crate::verdict::Violation;
 
@@ -42,13 +42,16 @@ fn stale_read<'k>(
     let Effect::Read(read) = get.effect else {
         return None;
     };
+    if !key.is_register() {
+        return None;
+    }
     let writes_of_read: Vec<&Candidate> = key
         .ops
         .iter()
         .filter(|c| c.effect.written() == Some(read))
         .collect();
-    let shown = quote(key.text(read));
-    if key.text(read).is_some() && writes_of_read.is_empty() {
+    let shown = key.shown(read);
+    if read != ABSENT && writes_of_read.is_empty() {
         let text = format!(
             "get {} returned {shown}, a value no operation wrote to {}",
             key.key, key.key
@@ -86,7 +89,7 @@ fn unplaceable<'k>(
     blocked: &'k Candidate,
     states: &[Value],
 ) -> (String, Vec<&'k Candidate>) {
-    let holds: Vec<String> = states.iter().map(|&s| quote(key.text(s))).collect();
+    let holds: Vec<String> = states.iter().map(|&s| key.shown(s)).collect();
     let overlapping: Vec<&Candidate> = key
         .ops
         .iter()
@@ -95,7 +98,7 @@ fn unplaceable<'k>(
     let last_write = key
         .ops
         .iter()
-        .filter(|w| w.precedes(blocked) && w.effect.written().is_some())
+        .filter(|w| w.precedes(blocked) && w.effect.changes())
         .max_by_key(|w| w.complete);
     let mut text = format!(
         "no order of the operations on {} explains {}: whatever order the earlier operations took, {} held {} when it had to take effect",

@@ -18,9 +18,12 @@
 //! crate's README.
 
 mod check;
+mod edn;
 mod error;
 mod explain;
+mod format;
 pub mod generate;
+mod jepsen;
 mod model;
 mod op;
 mod parse;
@@ -30,7 +33,8 @@ mod verdict;
 
 pub use check::{check, check_file, check_with, Budget};
 pub use error::HistoryError;
-pub use op::{Action, Operation, Outcome};
+pub use format::{parse_as, read_history_as, Format};
+pub use op::{Action, Element, Operation, Outcome, Seq};
 pub use parse::{parse_history, read_history};
-pub use record::{to_json_lines, CasValue, OpKind, Payload, Record, FORMAT};
+pub use record::{to_json_lines, CasValue, OpKind, Payload, Record, TextValue, FORMAT};
 pub use verdict::{Verdict, Violation};

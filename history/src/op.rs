@@ -15,6 +15,11 @@ pub enum Outcome {
     /// It took effect between invoke and complete and returned; a get's
     /// value is what it read, a cas found its expected value.
     Ok,
+    /// A cas that returned "the key held another value": it had no effect,
+    /// and at some instant between invoke and complete the key held a value
+    /// other than `expect` (a read of "not `expect`"). Only for cas.
+    #[serde(rename = "cas_mismatch")]
+    CasMismatch,
     /// It definitely did not take effect (a refused request, a cas whose
     /// comparison failed). The checker ignores it.
     Fail,
@@ -40,6 +45,65 @@ pub enum Action {
     },
     /// Remove the key.
     Delete,
+    /// Append to the key's list (Elle's list-append: one element; Porcupine's
+    /// key-value store: a string concatenated to the key's string).
+    Append(Seq),
+    /// Read the key's whole list (or string); a key never appended to holds
+    /// the empty list.
+    Read(Seq),
+}
+
+/// The value of a list key, or what an append adds to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seq {
+    /// A list of elements (Elle's list-append).
+    List(Vec<Element>),
+    /// A string, appended to character by character (Porcupine's model).
+    Text(String),
+}
+
+/// One element of a list: what Elle's workloads append (usually integers).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Element {
+    /// An integer element.
+    Int(i64),
+    /// A string element.
+    Text(String),
+}
+
+impl fmt::Display for Element {
+    /// The element as JSON: `5` or `"a"`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Element::Int(n) => write!(f, "{n}"),
+            Element::Text(t) => write!(f, "{}", quote(Some(t))),
+        }
+    }
+}
+
+impl Seq {
+    /// The units an append adds and a read compares: the elements, or the
+    /// characters of a string.
+    pub(crate) fn tokens(&self) -> Vec<String> {
+        match self {
+            Seq::List(items) => items.iter().map(ToString::to_string).collect(),
+            Seq::Text(text) => text.chars().map(String::from).collect(),
+        }
+    }
+}
+
+impl fmt::Display for Seq {
+    /// A list as `[1, 2]`, a string JSON-quoted.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Seq::List(items) => {
+                let shown: Vec<String> = items.iter().map(ToString::to_string).collect();
+                write!(f, "[{}]", shown.join(", "))
+            }
+            Seq::Text(text) => write!(f, "{}", quote(Some(text))),
+        }
+    }
 }
 
 /// One client operation on one key with its virtual times (ns).
@@ -74,6 +138,11 @@ impl fmt::Display for Operation {
                 quote(Some(new))
             ),
             Action::Delete => write!(f, "delete {key}"),
+            Action::Append(Seq::List(items)) if items.len() == 1 => {
+                write!(f, "append {key} {}", items[0])
+            }
+            Action::Append(v) => write!(f, "append {key} {v}"),
+            Action::Read(v) => write!(f, "read {key} -> {v}"),
         }
     }
 }
@@ -84,6 +153,7 @@ impl Operation {
     pub fn describe(&self) -> String {
         let end = match (self.complete, self.outcome) {
             (Some(t), Outcome::Ok) => time(t),
+            (Some(t), Outcome::CasMismatch) => format!("{}, found another value", time(t)),
             _ => "never acknowledged (outcome unknown)".to_string(),
         };
         format!(

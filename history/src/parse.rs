@@ -5,8 +5,8 @@ use std::path::Path;
 use serde_json::error::Category;
 
 use crate::error::HistoryError;
-use crate::op::{Action, Operation, Outcome};
-use crate::record::{CasValue, OpKind, Payload, Record, FORMAT};
+use crate::op::{Action, Element, Operation, Outcome, Seq};
+use crate::record::{CasValue, OpKind, Payload, Record, TextValue, FORMAT};
 
 /// Reads and validates a history file (see [`parse_history`]).
 pub fn read_history(path: impl AsRef<Path>) -> Result<Vec<Operation>, HistoryError> {
@@ -32,7 +32,7 @@ pub fn parse_history(text: &str) -> Result<Vec<Operation>, HistoryError> {
 fn parse_line(line: usize, text: &str) -> Result<Operation, HistoryError> {
     let syntax = |e: &serde_json::Error| HistoryError::Syntax {
         line,
-        message: e.to_string(),
+        message: format!("not a JSON record: {e}"),
     };
     let mut de = serde_json::Deserializer::from_str(text);
     let record: Record = serde_path_to_error::deserialize(&mut de).map_err(|e| {
@@ -50,7 +50,7 @@ fn parse_line(line: usize, text: &str) -> Result<Operation, HistoryError> {
             },
             None => HistoryError::Syntax {
                 line,
-                message: format!("expected a JSON object ({message})"),
+                message: format!("not a JSON record: expected a JSON object ({message})"),
             },
         }
     })?;
@@ -99,6 +99,17 @@ fn validate(record: Record) -> Result<Operation, (&'static str, String)> {
         (OpKind::Get, None) => Action::Get(None),
         (OpKind::Cas, Some(Payload::Cas(CasValue { expect, new }))) => Action::Cas { expect, new },
         (OpKind::Delete, None) => Action::Delete,
+        (OpKind::Append, Some(Payload::Text(v))) => {
+            Action::Append(Seq::List(vec![Element::Text(v)]))
+        }
+        (OpKind::Append, Some(Payload::Int(n))) => Action::Append(Seq::List(vec![Element::Int(n)])),
+        (OpKind::Append, Some(Payload::List(items))) => Action::Append(Seq::List(items)),
+        (OpKind::Append, Some(Payload::Chars(TextValue { text }))) => {
+            Action::Append(Seq::Text(text))
+        }
+        (OpKind::Read, Some(Payload::List(items))) => Action::Read(Seq::List(items)),
+        (OpKind::Read, None) => Action::Read(Seq::List(Vec::new())),
+        (OpKind::Read, Some(Payload::Chars(TextValue { text }))) => Action::Read(Seq::Text(text)),
         (OpKind::Put, _) => return Err(("value", "a put needs a string value".into())),
         (OpKind::Get, _) => {
             return Err((
@@ -118,12 +129,30 @@ fn validate(record: Record) -> Result<Operation, (&'static str, String)> {
                 "a delete has no value (omit it or use null)".into(),
             ))
         }
+        (OpKind::Append, _) => {
+            return Err((
+                "value",
+                "an append needs the element appended (a string or an integer)".into(),
+            ))
+        }
+        (OpKind::Read, _) => {
+            return Err((
+                "value",
+                "a read's value is the list it read (a JSON array)".into(),
+            ))
+        }
     };
+    if record.outcome == Outcome::CasMismatch && record.op != OpKind::Cas {
+        return Err((
+            "outcome",
+            "cas_mismatch is the outcome of a cas only".into(),
+        ));
+    }
     match (record.complete, record.outcome) {
-        (None, Outcome::Ok) => {
+        (None, Outcome::Ok | Outcome::CasMismatch) => {
             return Err((
                 "complete",
-                "an ok operation needs its completion time".into(),
+                "an ok or cas_mismatch operation needs its completion time".into(),
             ))
         }
         (Some(complete), _) if complete < record.invoke => {

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::op::{Action, Operation, Outcome};
+use crate::op::{Action, Element, Operation, Outcome, Seq};
 
 /// The history format this crate reads and writes. A record may carry
 /// `"format": 1`; without it, format 1 is implied. A later, incompatible
@@ -32,7 +32,10 @@ pub struct Record {
     pub key: String,
     /// Depends on `op`: put: the written string; get: the string read, or
     /// null (or omitted) when the key was absent; cas: `{"expect", "new"}`;
-    /// delete: null or omitted.
+    /// delete: null or omitted; append: the element appended (string or
+    /// integer; an array appends several); read: the list read (an array;
+    /// null = empty). `{"text": ...}` is Porcupine's string model (append
+    /// concatenates, read returns the string).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<Payload>,
     /// Virtual time (ns) at which the client sent the request.
@@ -56,6 +59,10 @@ pub enum OpKind {
     Cas,
     /// Remove `key`.
     Delete,
+    /// Append `value` to `key`'s list.
+    Append,
+    /// Read `key`'s list; `value` is what was read.
+    Read,
 }
 
 /// The non-null shapes of the `value` field (which one is allowed depends
@@ -63,13 +70,27 @@ pub enum OpKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(
     untagged,
-    expecting = "expected a string, null, or {\"expect\": ..., \"new\": ...}"
+    expecting = "expected a string, an integer, an array, null, {\"expect\": ..., \"new\": ...} or {\"text\": ...}"
 )]
 pub enum Payload {
-    /// The value of a put, or the value a get read.
+    /// The value of a put, the value a get read, or a string element.
     Text(String),
+    /// An integer element of a list.
+    Int(i64),
+    /// A list read, or the elements of one append.
+    List(Vec<Element>),
     /// The arguments of a cas.
     Cas(CasValue),
+    /// A string of Porcupine's string-append model.
+    Chars(TextValue),
+}
+
+/// The `value` of an append or read of Porcupine's string model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TextValue {
+    /// The string appended or read.
+    pub text: String,
 }
 
 /// The `value` of a cas record.
@@ -95,6 +116,8 @@ impl From<&Operation> for Record {
                 })),
             ),
             Action::Delete => (OpKind::Delete, None),
+            Action::Append(seq) => (OpKind::Append, Some(seq_payload(seq, true))),
+            Action::Read(seq) => (OpKind::Read, Some(seq_payload(seq, false))),
         };
         Record {
             format: None,
@@ -106,6 +129,19 @@ impl From<&Operation> for Record {
             complete: op.complete,
             outcome: op.outcome,
         }
+    }
+}
+
+/// The `value` of an append or read; a one-element append is written as
+/// the bare element.
+fn seq_payload(seq: &Seq, append: bool) -> Payload {
+    match seq {
+        Seq::List(items) if append && items.len() == 1 => match &items[0] {
+            Element::Int(n) => Payload::Int(*n),
+            Element::Text(t) => Payload::Text(t.clone()),
+        },
+        Seq::List(items) => Payload::List(items.clone()),
+        Seq::Text(text) => Payload::Chars(TextValue { text: text.clone() }),
     }
 }
 

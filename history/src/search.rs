@@ -197,7 +197,10 @@ pub(crate) fn search(history: &KeyHistory, max_states: usize) -> SearchResult {
             Event::Call(op) => {
                 let candidate = &history.ops[op];
                 let twin_first = candidate.after.is_none_or(|t| linearized.contains(t));
-                if let Some(next) = candidate.effect.apply(state).filter(|_| twin_first) {
+                if let Some(next) = history
+                    .apply(candidate.effect, state)
+                    .filter(|_| twin_first)
+                {
                     linearized.toggle(op);
                     if seen.insert((linearized.clone(), next)) {
                         if seen.len() > max_states {

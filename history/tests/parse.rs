@@ -66,7 +66,7 @@ fn malformed_lines_name_line_and_field() {
         ("outcome", "missing field `outcome`")
     );
 
-    let (_, field, _) = field_error(&PUT.replace("\"put\"", "\"append\""));
+    let (_, field, _) = field_error(&PUT.replace("\"put\"", "\"increment\""));
     assert_eq!(field, "op");
 
     let (_, field, message) = field_error(&PUT.replace("\"v1\"", "null"));

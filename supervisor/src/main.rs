@@ -19,6 +19,7 @@ fn main() {
         cmd::cli::Command::Replay(args) => cmd::replay::replay(&args),
         cmd::cli::Command::Pin { dir } => cmd::replay::pin(&dir),
         cmd::cli::Command::Merge { dirs } => cmd::merge::merge(&dirs),
+        cmd::cli::Command::CheckHistory(args) => cmd::check_history::run(&args),
         cmd::cli::Command::Render { dir } => match report::timeline::render(&dir) {
             Ok(page) => {
                 eprintln!("faultline: wrote {}", page.display());

@@ -90,13 +90,18 @@ pub struct ConsoleSession {
 }
 
 impl ConsoleSession {
-    /// A fresh scratch copy of `docs/` beside a link to `target/`; `runs` is
+    /// A fresh scratch copy of `docs/` (and of the example histories of
+    /// `tests/histories/`) beside a link to `target/`; `runs` is
     /// the artifacts directory the commands' runs of docs/examples/kv.toml
     /// use (where the failing seed is looked up), relative to the scratch
     /// directory if relative.
     pub fn new(label: &str, runs: impl AsRef<Path>) -> ConsoleSession {
         let root = scratch_dir(label);
         copy_dir(&workspace_root().join("docs"), &root.join("docs"));
+        copy_dir(
+            &workspace_root().join("tests/histories"),
+            &root.join("tests/histories"),
+        );
         std::os::unix::fs::symlink(target_dir(), root.join("target")).unwrap();
         ConsoleSession {
             runs: root.join(runs),

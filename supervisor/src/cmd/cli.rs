@@ -117,6 +117,41 @@ Reads every <DIR>/<scenario>/summary*.json. EXIT CODES: 0 all passed, 1 a seed f
         #[arg(value_name = "DIR", required = true)]
         dirs: Vec<std::path::PathBuf>,
     },
+    /// Check a recorded history for linearizability, outside any scenario.
+    #[command(after_help = "EXAMPLES:\n  \
+faultline check-history runs/kv/5bc2d63b491424e2/history.jsonl\n  \
+faultline check-history store/history.edn --html history.html   # then open it\n  \
+faultline check-history c10-ok.txt --format porcupine --budget 5000000\n\n\
+FORMATS (auto-detected, or --format):\n  \
+json       faultline's JSON lines: {\"process\": 3, \"op\": \"put\", \"key\": \"k1\", \"value\": \"v1\",\n             \"invoke\": 5800000000, \"complete\": 5810000000, \"outcome\": \"ok\"}\n             ops put get cas delete append read; outcomes ok fail unknown cas_mismatch\n  \
+edn        Jepsen's history.edn, register and cas-register: {:process 0, :type :invoke,\n             :f :cas, :value [1 2]} (:read/:write/:cas; keyed values [k v] for many keys;\n             :ok/:fail/:info; a :fail of a cas without :error is a cas_mismatch)\n  \
+porcupine  Porcupine's key-value logs: {:process 0, :type :invoke, :f :get, :key \"6\", :value nil}\n             (:get/:put/:append on strings; append concatenates)\n\n\
+EXIT CODES: 0 linearizable, 1 not linearizable (the violation is explained),\n\
+2 bad input (the message names FILE:LINE), 3 gave up (the --budget ran out).")]
+    CheckHistory(CheckHistoryArgs),
+}
+
+/// Options of `faultline check-history`.
+#[derive(Debug, Args, Clone)]
+pub struct CheckHistoryArgs {
+    /// The history file.
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+
+    /// Its format: json, edn or porcupine (default: detected from the text).
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<history::Format>,
+
+    /// Distinct (linearized operations, value) states the search may visit
+    /// per key before giving up (exit 3); typical histories need about one
+    /// per operation.
+    #[arg(long, value_name = "STATES", default_value_t = history::Budget::default().max_states)]
+    pub budget: usize,
+
+    /// Also write a self-contained HTML page of the operations per key, as
+    /// bars in time, with the violating ones in red.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<std::path::PathBuf>,
 }
 
 /// Options of `faultline exec`.

@@ -1,5 +1,6 @@
 //! Command-line verbs: each file is one verb of the `faultline` binary.
 
+pub mod check_history;
 pub mod cli;
 pub mod exec;
 pub mod merge;

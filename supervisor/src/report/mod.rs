@@ -2,4 +2,5 @@
 
 pub mod artifacts;
 pub mod checks;
+pub mod history_page;
 pub mod timeline;
