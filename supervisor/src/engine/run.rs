@@ -102,37 +102,6 @@ impl Supervisor {
             .min()
     }
 
-    /// Wakes threads waiting on network readiness whose condition may hold;
-    /// their calls re-execute and decide for themselves.
-    pub(super) fn wake_net_waiters(&mut self) {
-        let waiting: Vec<(Vtid, i32, Wait)> = self
-            .threads
-            .values()
-            .filter_map(|t| match &t.state {
-                ThreadState::Parked(w) if matches!(w.kind, WaitKind::Net { .. }) => {
-                    Some((t.vtid, t.pid, w.clone()))
-                }
-                _ => None,
-            })
-            .collect();
-        for (vtid, pid, wait) in waiting {
-            let WaitKind::Net { real, virt, epoll } = &wait.kind else {
-                continue;
-            };
-            let ready = (!real.is_empty() && self.fds_ready(pid, real, false))
-                || virt.iter().any(|&(vs, mask)| {
-                    crate::sim::netstate::event_bits(self.net.readiness(vs)) & (mask | 0x18) != 0
-                })
-                || epoll.is_some_and(|key| !self.net.epoll_ready(key, 1, false).is_empty());
-            if ready {
-                self.record(vtid, "ready", &[], "restart");
-                let t = self.threads.get_mut(&vtid).expect("thread");
-                t.restart_deadline = wait.deadline;
-                t.state = ThreadState::Ready(Resume::Restart);
-            }
-        }
-    }
-
     /// Sends the signals whose time has come, in (time, process) order, at
     /// this scheduling point; the targets' parked threads are then woken.
     pub(super) fn fire_signal_timers(&mut self) {
@@ -178,42 +147,6 @@ impl Supervisor {
     pub(crate) fn unpark(&mut self, vtid: Vtid, kind: &WaitKind) {
         if let WaitKind::Futex { key, .. } = kind {
             self.sched.futex_cancel(*key, vtid);
-        }
-    }
-
-    /// True if the kernel would not block a call on any of `fds` of process
-    /// `pid` now: one is ready, invalid (the call fails at once), or — when
-    /// `nonblocking_counts` — opened O_NONBLOCK.
-    pub(crate) fn fds_ready(&self, pid: i32, fds: &[(i32, i16)], nonblocking_counts: bool) -> bool {
-        let Some(pidfd) = self.pidfd(pid) else {
-            return true;
-        };
-        fds.iter().any(|&(fd, ev)| {
-            fdprobe::probe(pidfd, fd, ev)
-                .is_none_or(|p| p.revents != 0 || (nonblocking_counts && p.nonblocking))
-        })
-    }
-
-    /// Wakes threads parked on descriptors that have become ready.
-    pub(super) fn wake_ready_fds(&mut self) {
-        let waiting: Vec<(Vtid, i32, WaitKind)> = self
-            .threads
-            .values()
-            .filter_map(|t| match &t.state {
-                ThreadState::Parked(w) if matches!(w.kind, WaitKind::Fds { .. }) => {
-                    Some((t.vtid, t.pid, w.kind.clone()))
-                }
-                _ => None,
-            })
-            .collect();
-        for (vtid, pid, kind) in waiting {
-            let WaitKind::Fds { fds, on_ready } = kind else {
-                continue;
-            };
-            if self.fds_ready(pid, &fds, false) {
-                self.record(vtid, "ready", &[], &resume_label(&on_ready));
-                self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(on_ready);
-            }
         }
     }
 

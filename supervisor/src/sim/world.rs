@@ -48,18 +48,8 @@ pub enum ExitHook {
     /// call and park the thread until a child exits.
     ParkUnlessReaped(Box<Regs>),
     /// The call was turned into eventfd2 to get a placeholder descriptor for
-    /// the virtual socket `net`; bind them, write the peer address (accept),
-    /// and put back the caller's registers.
-    NewSocket {
-        /// The vnet socket.
-        net: vnet::SocketId,
-        /// SOCK_NONBLOCK.
-        nonblocking: bool,
-        /// accept's (addr, addrlen pointer, peer).
-        peer: Option<(u64, u64, std::net::SocketAddr)>,
-        /// The registers at the original call.
-        restore: Box<Regs>,
-    },
+    /// a virtual socket (see [`NewSocket`]).
+    NewSocket(NewSocket),
     /// socket(AF_NETLINK) was turned into eventfd2: mark the placeholder and
     /// put back the caller's registers.
     NewNetlink(Box<Regs>),
@@ -105,6 +95,21 @@ pub enum ExitHook {
         /// The registers at the original call.
         restore: Box<Regs>,
     },
+}
+
+/// A virtual socket whose placeholder descriptor the kernel is making: at
+/// the call's exit, bind them, write the peer address (accept), and put
+/// back the caller's registers.
+#[derive(Debug, Clone)]
+pub struct NewSocket {
+    /// The vnet socket.
+    pub net: vnet::SocketId,
+    /// SOCK_NONBLOCK.
+    pub nonblocking: bool,
+    /// accept's (addr, addrlen pointer, peer).
+    pub peer: Option<(u64, u64, std::net::SocketAddr)>,
+    /// The registers at the original call.
+    pub restore: Box<Regs>,
 }
 
 /// A change to a disk's files, told to vfs once the kernel has made it.

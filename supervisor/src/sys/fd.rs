@@ -231,4 +231,19 @@ impl Supervisor {
             libc::EAFNOSUPPORT,
         )
     }
+
+    /// An open of a file faultline treats specially (/dev/urandom, a /proc
+    /// file) succeeded, or a tracked descriptor was duplicated: remember the
+    /// new descriptor as `kind` (a duplicated socket gains a reference).
+    pub(crate) fn fd_opened(&mut self, pid: i32, fd: i64, kind: FdKind, duplicate: bool) {
+        if fd < 0 {
+            return;
+        }
+        if let (true, FdKind::Socket(vs)) = (duplicate, &kind) {
+            self.net.add_ref(*vs);
+        }
+        if let Some(p) = self.procs.get_mut(&pid) {
+            p.fds.insert(fd as i32, kind);
+        }
+    }
 }

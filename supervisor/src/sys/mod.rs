@@ -16,6 +16,7 @@ mod time;
 pub(crate) use poll::{epoll_event_offset, write_epoll_events};
 
 use crate::engine::{resume_label, Supervisor};
+use crate::host::fdprobe::FdKind;
 use crate::host::tracee::Regs;
 use crate::sim::world::{Resume, ThreadState, Vtid, Wait};
 
@@ -114,14 +115,15 @@ impl Supervisor {
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     fn handle(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
         use libc::*;
+        // The object a descriptor call acts on, looked up once: its family
+        // answers. Other calls go by number.
+        match self.fd_object(c) {
+            Some(FdKind::Socket(vs)) => return self.sys_vsock(c, vs, targs),
+            Some(FdKind::Netlink) => return self.sys_netlink(c),
+            _ => {}
+        }
         if let Some(action) = self.sys_disk(c, targs) {
             return action;
-        }
-        if self.fd_call_on_netlink(c) {
-            return self.sys_netlink(c);
-        }
-        if let Some(vs) = self.fd_call_on_vsock(c) {
-            return self.sys_vsock(c, vs, targs);
         }
         match c.nr {
             SYS_clock_gettime | SYS_gettimeofday | SYS_time => self.sys_clock_read(c, targs),
@@ -183,14 +185,14 @@ impl Supervisor {
         }
     }
 
-    /// The virtual socket a descriptor call (fd in the first argument) is
-    /// made on, if it is one. close/dup2/dup3 are handled with the
+    /// What faultline knows of the descriptor a socket-style call (fd in
+    /// the first argument) is made on. close/dup2/dup3 are handled with the
     /// descriptor cache instead.
-    #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
-    pub(crate) fn fd_call_on_vsock(&self, c: &Call) -> Option<crate::sim::netstate::VsId> {
-        self.fd_call_on_vsock_kind(c)
-            .then(|| self.vsock(c.pid, c.a[0] as i32))
-            .flatten()
+    fn fd_object(&self, c: &Call) -> Option<FdKind> {
+        if !self.fd_call_on_vsock_kind(c) {
+            return None;
+        }
+        self.procs.get(&c.pid)?.fds.get(&(c.a[0] as i32)).cloned()
     }
 
     /// Whether the call takes a socket descriptor in its first argument.
@@ -223,11 +225,6 @@ impl Supervisor {
                 | SYS_ioctl
                 | SYS_dup
         )
-    }
-
-    /// Whether a descriptor call is made on a netlink placeholder.
-    fn fd_call_on_netlink(&self, c: &Call) -> bool {
-        self.fd_call_on_vsock_kind(c) && self.is_netlink(c.pid, c.a[0] as i32)
     }
 
     /// Fails a call the sandbox does not model, with one report line per kind.

@@ -1,17 +1,20 @@
-//! poll, ppoll, select, pselect6, epoll_wait, epoll_pwait, epoll_pwait2 and
+//! Readiness: poll, ppoll, select, pselect6, epoll_wait, epoll_pwait, epoll_pwait2 and
 //! epoll_ctl. Readiness is decided by the supervisor: real descriptors are
 //! probed (pidfd_getfd + poll(0)), virtual sockets asked of vnet. The kernel
 //! only ever runs these calls with a zero timeout; a caller that would wait
 //! is parked, and its call re-executed when something may be ready or its
-//! deadline has passed (the deadline survives the re-execution).
+//! deadline has passed (the deadline survives the re-execution). The wake
+//! scans that re-run parked readiness waits live here too.
 
 use super::{err, ret, Action, Call};
+use crate::engine::resume_label;
 use crate::engine::Supervisor;
+use crate::host::fdprobe;
 use crate::host::tracee::Memory;
 use crate::host::tracee::{self, Regs};
 use crate::sim::netstate::event_bits;
 use crate::sim::vclock::Timespec;
-use crate::sim::world::{ExitHook, Resume, Wait, WaitKind};
+use crate::sim::world::{ExitHook, Resume, ThreadState, Vtid, Wait, WaitKind};
 
 /// Where a call keeps its timeout.
 enum Timeout {
@@ -36,6 +39,71 @@ struct Entry {
 }
 
 impl Supervisor {
+    /// Wakes threads waiting on network readiness whose condition may hold;
+    /// their calls re-execute and decide for themselves.
+    pub(crate) fn wake_net_waiters(&mut self) {
+        let waiting: Vec<(Vtid, i32, Wait)> = self
+            .threads
+            .values()
+            .filter_map(|t| match &t.state {
+                ThreadState::Parked(w) if matches!(w.kind, WaitKind::Net { .. }) => {
+                    Some((t.vtid, t.pid, w.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        for (vtid, pid, wait) in waiting {
+            let WaitKind::Net { real, virt, epoll } = &wait.kind else {
+                continue;
+            };
+            let ready = (!real.is_empty() && self.fds_ready(pid, real, false))
+                || virt.iter().any(|&(vs, mask)| {
+                    crate::sim::netstate::event_bits(self.net.readiness(vs)) & (mask | 0x18) != 0
+                })
+                || epoll.is_some_and(|key| !self.net.epoll_ready(key, 1, false).is_empty());
+            if ready {
+                self.record(vtid, "ready", &[], "restart");
+                let t = self.threads.get_mut(&vtid).expect("thread");
+                t.restart_deadline = wait.deadline;
+                t.state = ThreadState::Ready(Resume::Restart);
+            }
+        }
+    }
+    /// True if the kernel would not block a call on any of `fds` of process
+    /// `pid` now: one is ready, invalid (the call fails at once), or — when
+    /// `nonblocking_counts` — opened O_NONBLOCK.
+    pub(crate) fn fds_ready(&self, pid: i32, fds: &[(i32, i16)], nonblocking_counts: bool) -> bool {
+        let Some(pidfd) = self.pidfd(pid) else {
+            return true;
+        };
+        fds.iter().any(|&(fd, ev)| {
+            fdprobe::probe(pidfd, fd, ev)
+                .is_none_or(|p| p.revents != 0 || (nonblocking_counts && p.nonblocking))
+        })
+    }
+    /// Wakes threads parked on descriptors that have become ready.
+    pub(crate) fn wake_ready_fds(&mut self) {
+        let waiting: Vec<(Vtid, i32, WaitKind)> = self
+            .threads
+            .values()
+            .filter_map(|t| match &t.state {
+                ThreadState::Parked(w) if matches!(w.kind, WaitKind::Fds { .. }) => {
+                    Some((t.vtid, t.pid, w.kind.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        for (vtid, pid, kind) in waiting {
+            let WaitKind::Fds { fds, on_ready } = kind else {
+                continue;
+            };
+            if self.fds_ready(pid, &fds, false) {
+                self.record(vtid, "ready", &[], &resume_label(&on_ready));
+                self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(on_ready);
+            }
+        }
+    }
+
     /// poll, ppoll, select, pselect6.
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     pub(super) fn sys_poll(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
@@ -368,5 +436,29 @@ pub(super) fn set_arg(regs: &mut Regs, i: usize, v: u64) {
         3 => regs.r10 = v,
         4 => regs.r8 = v,
         _ => regs.r9 = v,
+    }
+}
+
+impl Supervisor {
+    /// epoll_wait ran in the kernel for the real descriptors: append the
+    /// ready virtual sockets' events after the kernel's and put back the
+    /// caller's registers with the total.
+    pub(crate) fn epoll_events_appended(
+        &mut self,
+        tid: i32,
+        pid: i32,
+        n: i64,
+        buf: u64,
+        events: &[(u32, u64)],
+        restore: &Regs,
+    ) {
+        let total = if n >= 0 {
+            let at = buf + super::epoll_event_offset(n as u64);
+            let ok = super::write_epoll_events(pid, at, events);
+            n + if ok { events.len() as i64 } else { 0 }
+        } else {
+            n
+        };
+        let _ = tracee::put_back_regs(tid, restore, total as u64);
     }
 }

@@ -4,8 +4,11 @@
 
 use super::{pass, Action, Call};
 use crate::engine::Supervisor;
+use crate::host::tracee;
 use crate::host::tracee::Memory;
-use crate::sim::world::{ExitHook, ExitKind, Resume};
+use crate::host::tracee::Regs;
+use crate::sim::world::{ExitHook, ExitKind};
+use crate::sim::world::{Resume, ThreadState, Vtid, Wait, WaitKind};
 
 /// Namespace flags: a new namespace would step outside what faultline sees.
 const CLONE_NEW_ANY: u64 = 0x7e02_0080;
@@ -60,4 +63,49 @@ impl Supervisor {
             ExitHook::ParkUnlessReaped(Box::new(c.regs)),
         ))
     }
+
+    /// The exit of a non-blocking probe of wait4/waitid: if it reaped
+    /// nothing, rewind the call and park the thread until a child exits
+    /// (true); else put back the caller's registers with the result.
+    pub(crate) fn wait_probed(
+        &mut self,
+        vtid: Vtid,
+        tid: i32,
+        pid: i32,
+        ret: u64,
+        saved: &Regs,
+    ) -> bool {
+        if !nothing_reaped(pid, saved, ret as i64) {
+            let _ = tracee::put_back_regs(tid, saved, ret);
+            return false;
+        }
+        let mut rewound = *saved;
+        rewound.rax = saved.orig_rax;
+        rewound.rip -= 2;
+        let _ = tracee::set_regs(tid, &rewound);
+        self.record(vtid, "wait_child", &[], "park");
+        self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Parked(Wait {
+            kind: WaitKind::Child,
+            deadline: None,
+            on_timeout: Resume::Continue,
+            restartable: true,
+        });
+        true
+    }
+}
+
+/// Whether a WNOHANG probe of wait4/waitid found no child to report.
+fn nothing_reaped(pid: i32, saved: &Regs, ret: i64) -> bool {
+    if saved.orig_rax as i64 == libc::SYS_waitid {
+        let infop = saved.rdx;
+        let si_pid = if infop != 0 && ret == 0 {
+            tracee::Process(pid)
+                .read_val::<i32>(infop + 16)
+                .unwrap_or(1)
+        } else {
+            1
+        };
+        return ret == 0 && si_pid == 0;
+    }
+    ret == 0
 }

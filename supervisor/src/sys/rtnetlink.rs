@@ -3,8 +3,10 @@
 
 use super::{err, ret, Action, Call};
 use crate::engine::Supervisor;
-use crate::host::fdprobe::FdKind;
+
+use crate::host::tracee;
 use crate::host::tracee::Memory;
+use crate::host::tracee::Regs;
 use crate::sim::world::{ExitHook, Resume};
 
 const NETLINK_ROUTE: u64 = 0;
@@ -143,11 +145,15 @@ impl Supervisor {
         ret(n as i64)
     }
 
-    /// Whether `fd` of process `pid` is a netlink placeholder.
-    pub(super) fn is_netlink(&self, pid: i32, fd: i32) -> bool {
-        matches!(
-            self.procs.get(&pid).and_then(|p| p.fds.get(&fd)),
-            Some(FdKind::Netlink)
-        )
+    /// At the exit of the eventfd2 that stands in for a netlink socket: mark
+    /// the placeholder and put back the caller's registers.
+    pub(crate) fn netlink_opened(&mut self, tid: i32, pid: i32, fd: u64, restore: &Regs) {
+        if (fd as i64) >= 0 {
+            if let Some(p) = self.procs.get_mut(&pid) {
+                p.fds
+                    .insert(fd as i32, crate::host::fdprobe::FdKind::Netlink);
+            }
+        }
+        let _ = tracee::put_back_regs(tid, restore, fd);
     }
 }

@@ -14,6 +14,7 @@ use crate::host::tracee;
 use crate::host::tracee::Memory;
 use crate::sim::netstate::VsId;
 use crate::sim::sockaddr as addrs;
+use crate::sim::world::NewSocket;
 use crate::sim::world::{ExitHook, Resume, Wait, WaitKind};
 
 const EFD_NONBLOCK: u64 = libc::O_NONBLOCK as u64;
@@ -143,12 +144,12 @@ impl Supervisor {
             if nonblocking { EFD_NONBLOCK } else { 0 } | if cloexec { EFD_CLOEXEC } else { 0 };
         Action::Now(Resume::PassThenExit(
             Some(Box::new(regs)),
-            ExitHook::NewSocket {
+            ExitHook::NewSocket(NewSocket {
                 net,
                 nonblocking,
                 peer,
                 restore: Box::new(c.regs),
-            },
+            }),
         ))
     }
 
@@ -557,5 +558,35 @@ impl Supervisor {
             return err(EFAULT);
         }
         ret(0)
+    }
+
+    /// At the exit of the eventfd2 that stands in for a new virtual socket
+    /// (socket, accept): bind the placeholder descriptor to the vnet socket,
+    /// write the peer's address for accept, and put back the caller's
+    /// registers with the descriptor as the result.
+    pub(crate) fn socket_opened(&mut self, tid: i32, pid: i32, fd: i64, opened: NewSocket) {
+        let NewSocket {
+            net,
+            nonblocking,
+            peer,
+            restore,
+        } = opened;
+        if fd >= 0 {
+            let vs = self.net.add(net, nonblocking);
+            if let Some(p) = self.procs.get_mut(&pid) {
+                p.fds
+                    .insert(fd as i32, crate::host::fdprobe::FdKind::Socket(vs));
+            }
+            if let Some((addr, lenp, sa)) = peer {
+                let inet6 = self
+                    .net
+                    .get(vs)
+                    .is_some_and(|s| s.domain == vnet::Domain::Inet6);
+                let _ = addrs::write_out(&tracee::Process(pid), addr, lenp, sa, inet6);
+            }
+        } else {
+            let _ = self.net.net.close(net, self.clock.now());
+        }
+        let _ = tracee::put_back_regs(tid, &restore, fd as u64);
     }
 }
