@@ -124,7 +124,21 @@ pub fn linearizable(path: &Path) -> Option<Failure> {
             event: v.op_index as u64,
             unit: "operation".into(),
         }),
-        Ok(_) => None,
+        Ok(history::Verdict::Linearizable) => None,
+        // The search gave up: the history is neither shown linearizable nor
+        // shown to violate it, and a seed that was not shown correct must
+        // not pass.
+        Ok(history::Verdict::Unknown { reason }) => Some(Failure {
+            check: "linearizable".into(),
+            message: format!(
+                "unknown: the checker gave up before an answer ({reason}); the history is \
+                 neither shown linearizable nor shown to violate it (check it with a larger \
+                 budget: faultline check-history --budget N history.jsonl)"
+            ),
+            t_ns: 0,
+            event: 0,
+            unit: "operation".into(),
+        }),
         Err(e) => Some(Failure {
             check: "linearizable".into(),
             message: format!("the history is malformed: {e}"),
