@@ -168,7 +168,8 @@ fn run_once(
         vnet::NetConfig::default(),
         &[host.to_string()],
         &work,
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     let mut sup = Supervisor::new(cfg.clone(), trace, net, Vec::new());
     let launched = sup.launch(spec, host);
     let outcome = match launched {

@@ -226,7 +226,8 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
     let mut cfg = config(&args.sim, seed)?;
     cfg.until_ns = Some(sc.duration_ns);
     let names: Vec<String> = sc.nodes.iter().map(|n| n.name.clone()).collect();
-    let net = NetState::new(seed, sc.net.clone(), &names, &dir.join("etc"))?;
+    let net =
+        NetState::new(seed, sc.net.clone(), &names, &dir.join("etc")).map_err(|e| e.to_string())?;
     let trace = TraceLog::new(Some(create("trace.jsonl".into())?), false);
     let plan = crate::scenario::plan::build(&sc.faults, seed, sc.duration_ns);
     let mut sup = Supervisor::new(cfg, trace, net, plan);

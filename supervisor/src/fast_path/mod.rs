@@ -22,35 +22,54 @@ use crate::sys::Call;
 /// The library's file name, looked for next to the faultline binary.
 const LIBRARY: &str = "libfaultline_preload.so";
 
+/// Why the fast path is off for a run (the run goes on without it).
+#[derive(Debug, thiserror::Error)]
+pub enum FastPathOff {
+    /// faultline cannot find its own binary, next to which the library lives.
+    #[error("cannot find faultline's own path: {0}")]
+    OwnPath(std::io::Error),
+    /// The library is not where it should be.
+    #[error(
+        "{path}: {err} (build it with scripts/build-preload, or name it in FAULTLINE_PRELOAD)"
+    )]
+    Missing {
+        /// Where it was looked for.
+        path: PathBuf,
+        /// What the lookup said.
+        err: std::io::Error,
+    },
+    /// LD_PRELOAD separates entries by ':' and ' ', so the path cannot hold them.
+    #[error("{0}: LD_PRELOAD cannot name a path with ':' or ' '")]
+    Unnamable(PathBuf),
+    /// The shared-memory channel could not be made.
+    #[error("cannot create the channel: {0}")]
+    Channel(std::io::Error),
+}
+
 /// The library to preload: `$FAULTLINE_PRELOAD`, else next to faultline.
-fn library_path() -> Result<String, String> {
+fn library_path() -> Result<String, FastPathOff> {
     let path = match std::env::var_os("FAULTLINE_PRELOAD") {
         Some(p) => PathBuf::from(p),
         None => std::env::current_exe()
-            .map_err(|e| format!("cannot find faultline's own path: {e}"))?
+            .map_err(FastPathOff::OwnPath)?
             .with_file_name(LIBRARY),
     };
-    let path = path.canonicalize().map_err(|e| {
-        format!(
-            "{}: {e} (build it with scripts/build-preload, or name it in FAULTLINE_PRELOAD)",
-            path.display()
-        )
+    let path = path.canonicalize().map_err(|err| FastPathOff::Missing {
+        path: path.clone(),
+        err,
     })?;
     let text = path.to_str().unwrap_or_default().to_string();
     if text.is_empty() || text.contains([':', ' ']) {
-        return Err(format!(
-            "{}: LD_PRELOAD cannot name a path with ':' or ' '",
-            path.display()
-        ));
+        return Err(FastPathOff::Unnamable(path));
     }
     Ok(text)
 }
 
 /// The channel and library of a run with the fast path on; a reason it is
 /// off otherwise (the run goes on without it).
-pub fn open() -> Result<(Channel, String), String> {
+pub fn open() -> Result<(Channel, String), FastPathOff> {
     let lib = library_path()?;
-    let chan = Channel::create().map_err(|e| format!("cannot create the channel: {e}"))?;
+    let chan = Channel::create().map_err(FastPathOff::Channel)?;
     Ok((chan, lib))
 }
 

@@ -90,6 +90,31 @@ pub struct NetState {
     pub netlink: BTreeMap<(i32, i32), Vec<u8>>,
 }
 
+/// Why a run's network could not be set up (bad input, or a file faultline
+/// could not write).
+#[derive(Debug, thiserror::Error)]
+pub enum NetSetupError {
+    /// The `[net]` settings are invalid.
+    #[error("network settings: {0}")]
+    Settings(String),
+    /// A host name vnet refuses (a duplicate, say).
+    #[error("host {name:?}: {why}")]
+    Host {
+        /// The name.
+        name: String,
+        /// vnet's reason.
+        why: String,
+    },
+    /// A simulated /etc file could not be written.
+    #[error("{path}: {err}")]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The error.
+        err: std::io::Error,
+    },
+}
+
 impl NetState {
     /// A network with the given hosts; writes the simulated /etc files into `dir`.
     pub fn new(
@@ -97,23 +122,27 @@ impl NetState {
         config: vnet::NetConfig,
         host_names: &[String],
         dir: &std::path::Path,
-    ) -> Result<NetState, String> {
+    ) -> Result<NetState, NetSetupError> {
         config
             .validate()
-            .map_err(|e| format!("network settings: {e}"))?;
+            .map_err(|e| NetSetupError::Settings(e.to_string()))?;
         let mut net = Network::new(crate::sim::seeds::Streams::split(seed).net, config);
         let mut hosts = BTreeMap::new();
         for name in host_names {
-            let id = net
-                .add_host(name)
-                .map_err(|e| format!("host {name:?}: {e}"))?;
+            let id = net.add_host(name).map_err(|e| NetSetupError::Host {
+                name: name.clone(),
+                why: e.to_string(),
+            })?;
             hosts.insert(name.clone(), id);
         }
         let write = |name: &str, text: &str| {
             let path = dir.join(name);
-            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+            std::fs::write(&path, text).map_err(|err| NetSetupError::Write { path, err })
         };
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|err| NetSetupError::Write {
+            path: dir.to_path_buf(),
+            err,
+        })?;
         write("hosts", &net.hosts_file())?;
         // No name server is reachable: lookups beyond /etc/hosts fail closed.
         write(
