@@ -39,7 +39,10 @@ fn assert_stale_write(run: &ScenarioRun) {
     assert!(!report.pass, "\n{run}");
     assert_eq!(report.node("store"), Some(&NodeOutcome::Exit(1)), "\n{run}");
     let err = run.node_stderr(SEED, "store");
-    assert!(err.starts_with("STALE WRITE "), "store stderr: {err:?}\n{run}");
+    assert!(
+        err.starts_with("STALE WRITE "),
+        "store stderr: {err:?}\n{run}"
+    );
 }
 
 /// Every write landed under a live lease.
@@ -131,8 +134,16 @@ command = ["date", "-u", "+%Y-%m-%dT%H:%M:%S"]
     let file = ScenarioFile::raw(&dir, "offset.toml", text);
     let run = run_scenario_twice(&file.runner().seed(SEED));
     run.expect_pass();
-    assert_eq!(run.node_stdout(SEED, "a"), "2025-01-01T00:00:00\n", "\n{run}");
-    assert_eq!(run.node_stdout(SEED, "b"), "2024-12-31T23:00:00\n", "\n{run}");
+    assert_eq!(
+        run.node_stdout(SEED, "a"),
+        "2025-01-01T00:00:00\n",
+        "\n{run}"
+    );
+    assert_eq!(
+        run.node_stdout(SEED, "b"),
+        "2024-12-31T23:00:00\n",
+        "\n{run}"
+    );
 }
 
 /// `pidlock` on a simulated disk, with `fault` (a planned kill or crash).
@@ -167,13 +178,20 @@ fn kill_exposes_a_stale_lock_file_that_a_crash_hides() {
     };
     let run = pidlock_scenario("faults-kill", &planned("kill"));
     run.expect_code(1);
-    assert_eq!(run.report().node("svc"), Some(&NodeOutcome::Exit(1)), "\n{run}");
+    assert_eq!(
+        run.report().node("svc"),
+        Some(&NodeOutcome::Exit(1)),
+        "\n{run}"
+    );
     assert!(
         run.node_stderr(SEED, "svc").starts_with("STALE LOCK: "),
         "\n{run}"
     );
     let faults = std::fs::read_to_string(run.seed_dir(SEED).join("faults.json")).unwrap();
-    assert!(faults.contains("\"kill\"") && !faults.contains("disk_crash"), "{faults}");
+    assert!(
+        faults.contains("\"kill\"") && !faults.contains("disk_crash"),
+        "{faults}"
+    );
     pidlock_scenario("faults-kill-crash", &planned("crash")).expect_pass();
     pidlock_scenario("faults-kill-none", "").expect_pass();
 }
