@@ -128,7 +128,7 @@ mod tests {
         let ino = disk.on_create("log").unwrap();
         std::fs::write(dir.join("log"), b"hello").unwrap();
         disk.on_write(ino, 0, b"hello").unwrap();
-        disk.on_fsync(ino).unwrap();
+        disk.on_sync_all();
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         assert!(disk.corrupt("*.wal", 1, &mut rng).unwrap().is_empty());
         let flips = disk.corrupt("l*", 1, &mut rng).unwrap();
