@@ -45,6 +45,8 @@ pub struct DiskConfig {
     /// operation durable. Off by default: then only an fsync of a directory
     /// makes its own entries durable (what POSIX promises).
     pub ordered_metadata: bool,
+    /// The disk is full: every write fails with ENOSPC (a `disk_full` fault).
+    pub full: bool,
 }
 
 impl Default for DiskConfig {
@@ -58,6 +60,7 @@ impl Default for DiskConfig {
             lying_fsync: false,
             ordered_metadata: false,
             lose_dir_entries: Vec::new(),
+            full: false,
         }
     }
 }

@@ -56,6 +56,13 @@ impl Content {
         self.len = self.len.max(offset + data.len() as u64);
     }
 
+    /// The byte at `offset` (zero past the end or in a hole).
+    pub fn byte(&self, offset: u64) -> u8 {
+        self.pages
+            .get(&(offset / PAGE))
+            .map_or(0, |p| p[(offset % PAGE) as usize])
+    }
+
     /// Sets the size as `ftruncate` does: shrinking discards bytes, growing adds zeros.
     pub fn set_len(&mut self, len: u64) {
         if len < self.len {

@@ -100,6 +100,11 @@ impl FileData {
         &self.durable
     }
 
+    /// The durable bytes, to change in place (bit rot).
+    pub fn durable_mut(&mut self) -> &mut Content {
+        &mut self.durable
+    }
+
     /// Current size as the tracee sees it.
     pub fn len(&self) -> u64 {
         self.len

@@ -27,13 +27,13 @@ use crate::{CrashReport, DirOp, DiskConfig, Errno, Ino, VfsError};
 /// next crash.
 #[derive(Debug)]
 pub struct Disk {
-    root: PathBuf,
+    pub(crate) root: PathBuf,
     config: DiskConfig,
     /// Mirrors the backing folder.
-    current: Tree,
+    pub(crate) current: Tree,
     /// What a crash finds before it considers unsynced operations.
     durable: Tree,
-    files: BTreeMap<Ino, FileData>,
+    pub(crate) files: BTreeMap<Ino, FileData>,
     dirlog: DirLog,
     planned: Planned,
     next_ino: u64,
@@ -392,6 +392,9 @@ impl Disk {
 
     /// Planned failures first (they need the path), then the seeded odds.
     fn draw_fault(&mut self, ino: Ino, kind: FaultKind) -> Option<Errno> {
+        if kind == FaultKind::Write && self.config.full {
+            return Some(Errno::ENOSPC);
+        }
         let path = self.planned.has(kind).then(|| self.path_of(ino)).flatten();
         let planned = path.and_then(|path| self.planned.take(kind, &path));
         let odds = match kind {
@@ -450,7 +453,7 @@ impl Disk {
         self.files.get(&ino).ok_or(VfsError::UnknownInode(ino))
     }
 
-    fn file_mut(&mut self, ino: Ino) -> Result<&mut FileData, VfsError> {
+    pub(crate) fn file_mut(&mut self, ino: Ino) -> Result<&mut FileData, VfsError> {
         self.files.get_mut(&ino).ok_or(VfsError::UnknownInode(ino))
     }
 

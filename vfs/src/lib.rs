@@ -58,6 +58,7 @@ mod faults;
 mod namespace;
 mod plan;
 mod report;
+mod rot;
 
 pub use config::{CrashModel, DiskConfig};
 pub use data::SECTOR_SIZE;
@@ -67,3 +68,4 @@ pub use errno::Errno;
 pub use error::VfsError;
 pub use namespace::Ino;
 pub use report::{CrashReport, DirOpReport, FileReport, TornWrite};
+pub use rot::Flip;

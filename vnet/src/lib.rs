@@ -473,6 +473,11 @@ impl Network {
         Ok(())
     }
 
+    /// The directed link `from → to` goes back to the network's default.
+    pub fn clear_link(&mut self, from: HostId, to: HostId) {
+        self.links.unset(from, to);
+    }
+
     /// When the next delivery or timer is due, if anything is in flight;
     /// the supervisor jumps virtual time there when every thread is parked.
     pub fn next_event_time(&self) -> Option<u64> {

@@ -34,6 +34,11 @@ impl Links {
         self.overrides.insert((from, to), params);
     }
 
+    /// The link `from → to` behaves like every other again.
+    pub(crate) fn unset(&mut self, from: HostId, to: HostId) {
+        self.overrides.remove(&(from, to));
+    }
+
     fn params(&self, from: HostId, to: HostId) -> &LinkParams {
         self.overrides.get(&(from, to)).unwrap_or(&self.default)
     }

@@ -10,7 +10,7 @@ use crate::conn::{ConnId, Connection, Segment, SegmentKind, Side, CLIENT, SERVER
 use crate::error::{NetError, Result};
 use crate::event::DropReason;
 use crate::socket::{ConnectProgress, Proto, Readiness, Received, Shutdown, Socket, SocketId};
-use crate::{Event, Network};
+use crate::{Event, HostId, Network};
 
 /// Linux's default cap on a listen backlog.
 const SOMAXCONN: usize = 4096;
@@ -455,6 +455,28 @@ impl Network {
         self.conn_mut(c).connect_timer = None;
         self.break_side(c, CLIENT, NetError::TimedOut, DropReason::TimedOut, at);
         self.reap(c);
+    }
+
+    /// Resets every connection between a host of `a` and a host of `b`
+    /// (a middlebox or a peer's reboot): both ends fail with ECONNRESET at
+    /// once and what was in flight is dropped. Returns how many.
+    pub fn reset_between(&mut self, a: &[HostId], b: &[HostId], now: u64) -> usize {
+        let doomed: Vec<ConnId> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| {
+                let (x, y) = (c.sides[CLIENT].host, c.sides[SERVER].host);
+                (a.contains(&x) && b.contains(&y)) || (a.contains(&y) && b.contains(&x))
+            })
+            .filter(|(_, c)| c.sides.iter().any(|s| !s.reset))
+            .map(|(&id, _)| id)
+            .collect();
+        for &c in &doomed {
+            for side in [CLIENT, SERVER] {
+                self.break_side(c, side, NetError::ConnReset, DropReason::Aborted, now);
+            }
+        }
+        doomed.len()
     }
 
     /// Ends the connection for end `side`: drops what it has in flight

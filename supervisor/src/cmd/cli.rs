@@ -64,11 +64,22 @@ command = [\"./kvserver\", \"--data\", \"/data/kv\"]   # relative to the file\n 
 data_dir = \"/data/kv\"       # optional: the node's simulated disk\n  \
 env = { KEY = \"value\" }    # optional; {node_dir}, {history} are expanded\n  \
 restart_on_exit = true       # optional (or reboot_on_exit)\n  \
-[[fault]]                    # kind = partition | crash | fsync_error | write_error\n  \
-kind = \"crash\"              #        | lying_fsync | lose_dir_entries\n  \
-every = \"1s\"\n  \
-min_down = \"10ms\"\n  \
-max_down = \"500ms\"\n  \
+[[fault]]                    # kind = partition | crash | kill | pause | clock_jump | clock_drift\n  \
+kind = \"crash\"              #   | link | reset | disk_full | corrupt | fsync_error | write_error\n  \
+every = \"1s\"                #   | lying_fsync | lose_dir_entries (a field a kind does not use is an error)\n  \
+min_down = \"10ms\"           # random crash/kill/pause: every, min_down, max_down, max_down_nodes, nodes\n  \
+max_down = \"500ms\"          #   (pause also at/until: the window); planned: at, node, down\n  \
+# kind = \"kill\"             SIGKILL only: the page cache survives (no crash model)\n  \
+# kind = \"pause\"            the node's threads are not scheduled: timers late, peers see silence\n  \
+# kind = \"clock_jump\"       node, at, by = \"-2s\" (wall clock only); random: every, nodes, max_by\n  \
+# kind = \"clock_drift\"      node, ppm = 50000, at, until (all its clocks, sleeps follow)\n  \
+# kind = \"link\"             between, and, at, until, delay_min, delay_max, loss (datagrams)\n  \
+# kind = \"reset\"            between, and, at: every TCP connection between the groups gets RST\n  \
+# kind = \"disk_full\"        node, at, until: writes fail with ENOSPC\n  \
+# kind = \"corrupt\"          node, at, path = \"wal/*.wal\" (glob under data_dir), bytes = 1\n  \
+[faults]                     # optional: max_down = 1 (crashed+killed+paused at once, all entries),\n  \
+                             #   quiet = \"5s\" (last 5 s: no new faults, all healed), swarm = true\n  \
+                             # per node: clock_offset = \"-1.5s\"\n  \
 [check]                      # optional: stderr_patterns = [...], command = [...]\n  \
 [[pinned]]                   # added by `faultline pin`\n\n\
 CHECKS: node exits, stderr patterns, linearizability of $FAULTLINE_HISTORY, the checker command.\n\

@@ -229,7 +229,8 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
     let net =
         NetState::new(seed, sc.net.clone(), &names, &dir.join("etc")).map_err(|e| e.to_string())?;
     let trace = TraceLog::new(Some(create("trace.jsonl".into())?), false);
-    let plan = crate::scenario::plan::build(&sc.faults, seed, sc.duration_ns);
+    let faults = crate::scenario::plan::enabled(&sc.faults, &sc.rules, seed);
+    let plan = crate::scenario::plan::build(&faults, &sc.rules, seed, sc.duration_ns);
     let mut sup = Supervisor::new(cfg, trace, net, plan);
     let mut outputs = Vec::new();
     // Workload clients append their key-value operations here ({history} or
@@ -272,7 +273,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
                     crate::sim::seeds::Streams::split(seed).disk(&node.name),
                 )
                 .map_err(|e| format!("disk of node {:?}: {e}", node.name))?;
-                for f in &sc.faults {
+                for f in &faults {
                     let cfg = disk.config_mut();
                     match f {
                         FaultSpec::FsyncError { probability, nodes }

@@ -20,11 +20,12 @@ impl Supervisor {
         self.cfg.clock_step_every.max(1)
     }
 
-    /// The clocks the vDSO page must show now.
-    fn page_clocks(&self) -> Clocks {
+    /// The clocks process `pid`'s vDSO page must show now (its host's).
+    fn page_clocks(&self, pid: i32) -> Clocks {
+        let host = self.clock_host(pid);
         Clocks {
-            mono_ns: self.clock.read(libc::CLOCK_MONOTONIC) as u64,
-            real_ns: self.clock.read(libc::CLOCK_REALTIME) as i64,
+            mono_ns: self.clock.read_on(host, libc::CLOCK_MONOTONIC) as u64,
+            real_ns: self.clock.read_on(host, libc::CLOCK_REALTIME) as i64,
         }
     }
 
@@ -35,7 +36,7 @@ impl Supervisor {
             return false;
         }
         let every = self.clock_step_every();
-        match VdsoPage::install(pid, base, every, self.page_clocks()) {
+        match VdsoPage::install(pid, base, every, self.page_clocks(pid)) {
             Ok(page) => {
                 self.vdso_pages.insert(mm, page);
                 true
@@ -90,7 +91,7 @@ impl Supervisor {
         let Some(mm) = self.procs.get(&pid).map(|p| p.mm) else {
             return;
         };
-        let clocks = self.page_clocks();
+        let clocks = self.page_clocks(pid);
         if let Some(page) = self.vdso_pages.get_mut(&mm) {
             page.refresh(pid, clocks);
         }

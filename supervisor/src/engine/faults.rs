@@ -1,10 +1,23 @@
 //! Applying the fault plan: partitions and heals of the network, crashes
-//! (SIGKILL of every process of a node, then its disk's crash model) and
-//! restarts; every fault is recorded in the trace and in faults.json.
+//! (SIGKILL of every process of a node, then its disk's crash model), kills
+//! (the same without the crash model) and restarts; every fault is recorded
+//! in the trace and in faults.json. Pauses, clock, link and disk faults
+//! have their own modules.
 
 use super::*;
 use crate::host::launch;
 use crate::scenario::plan::FaultEvent;
+
+/// How a node goes down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Down {
+    /// A planned crash: its processes die and its disk loses power.
+    Crash,
+    /// A planned kill: its processes die, its machine keeps running.
+    Kill,
+    /// Its program exited by itself and its machine reboots (`reboot_on_exit`).
+    Reboot,
+}
 
 impl Supervisor {
     /// Records a fault in the trace and in the fault log (faults.json).
@@ -60,9 +73,20 @@ impl Supervisor {
                     self.net.net.heal();
                     self.fault("heal", "", &[], "every link restored".into());
                 }
-                FaultEvent::Crash(node) => self.crash_node(&node, true)?,
-                FaultEvent::Reboot(node) => self.crash_node(&node, false)?,
+                FaultEvent::Crash(node) => self.crash_node(&node, Down::Crash)?,
+                FaultEvent::Kill(node) => self.crash_node(&node, Down::Kill)?,
+                FaultEvent::Reboot(node) => self.crash_node(&node, Down::Reboot)?,
                 FaultEvent::Restart(node) => self.restart_node(&node)?,
+                FaultEvent::Pause(node) => self.pause_node(&node),
+                FaultEvent::Resume(node) => self.resume_node(&node),
+                FaultEvent::ClockJump(node, by) => self.jump_clock(&node, by, "clock_jump"),
+                FaultEvent::ClockOffset(node, by) => self.jump_clock(&node, by, "clock_offset"),
+                FaultEvent::ClockDrift(node, ppm) => self.drift_clock(&node, ppm),
+                FaultEvent::Link(groups, params) => self.set_links(&groups, Some(params)),
+                FaultEvent::LinkNormal(groups) => self.set_links(&groups, None),
+                FaultEvent::Reset(groups) => self.reset_links(&groups),
+                FaultEvent::DiskFull(node, full) => self.disk_full(&node, full),
+                FaultEvent::Corrupt { node, path, bytes } => self.corrupt(&node, &path, bytes),
             }
         }
         Ok(())
@@ -70,10 +94,10 @@ impl Supervisor {
 
     /// Crashes a node: SIGKILL for every process on its host, its sockets
     /// vanish (peers get RST), and the run waits until all are reaped, so the
-    /// crash lands at the same point of every run.
-    /// `planned`: a crash of the fault plan (counted as such); otherwise the
-    /// reboot that follows a program's own exit (`reboot_on_exit`).
-    pub(super) fn crash_node(&mut self, name: &str, planned: bool) -> std::io::Result<()> {
+    /// crash lands at the same point of every run; then, but for a kill, its
+    /// disk's crash model.
+    pub(super) fn crash_node(&mut self, name: &str, how: Down) -> std::io::Result<()> {
+        let planned = how != Down::Reboot;
         let Some(i) = self
             .roots
             .iter()
@@ -91,7 +115,8 @@ impl Supervisor {
         victims.sort_unstable();
         let killed = format!("{} process(es) killed", victims.len());
         if planned {
-            self.fault("crash", name, &[victims.len() as i64], killed);
+            let kind = if how == Down::Kill { "kill" } else { "crash" };
+            self.fault(kind, name, &[victims.len() as i64], killed);
             self.roots[i].down = true;
             self.roots[i].crashes += 1;
         } else {
@@ -112,6 +137,10 @@ impl Supervisor {
             self.handle_other(who, status);
         }
         self.crashing = false;
+        self.paused.remove(&host);
+        if how == Down::Kill {
+            return Ok(());
+        }
         if let Some(d) = self.disks.of_host(host) {
             match self.disks.get_mut(d).disk.crash() {
                 Ok(report) => {

@@ -3,9 +3,12 @@
 //! then emulated, passed to the kernel, or parked. Virtual time moves only
 //! when nobody can run (to the next deadline) and by a fixed cost per step.
 
+mod clock_faults;
 pub mod clock_reads;
 mod faults;
 mod lifecycle;
+mod net_disk_faults;
+mod pause;
 mod run;
 pub mod scheduler;
 mod signals;
@@ -142,6 +145,8 @@ pub struct Supervisor {
     plan: Vec<(u64, FaultEvent)>,
     /// The faults that happened, for faults.json and the timeline.
     fault_log: Vec<FaultRecord>,
+    /// Hosts whose threads are not scheduled (`pause` faults).
+    paused: BTreeSet<vnet::HostId>,
     early_stops: HashSet<i32>,
     pub(crate) signal_checks: BTreeSet<i32>,
     /// Signals due at virtual times: alarm/setitimer, and `--signal-at`.
@@ -257,6 +262,7 @@ impl Supervisor {
             disks: Disks::default(),
             plan,
             fault_log: Vec::new(),
+            paused: BTreeSet::new(),
             early_stops: HashSet::new(),
             signal_checks: BTreeSet::new(),
             signal_timers: Vec::new(),

@@ -33,7 +33,7 @@ impl Supervisor {
             self.wake_due();
             self.wake_ready_fds();
             self.wake_net_waiters();
-            let pick = match self.sched.decide(&self.threads, self.other_deadline()) {
+            let pick = match self.decide() {
                 Decision::Run(pick) => pick,
                 Decision::AdvanceTo(t) => {
                     self.clock

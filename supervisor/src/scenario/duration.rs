@@ -30,9 +30,20 @@ pub fn parse_ns(s: &str) -> Result<u64, String> {
     Ok((value * scale).round() as u64)
 }
 
+/// Parses a duration that may start with `-` (a clock step backwards).
+pub fn parse_signed_ns(s: &str) -> Result<i64, String> {
+    let s = s.trim();
+    let (neg, text) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let ns = i64::try_from(parse_ns(text)?).map_err(|_| format!("duration {s:?} is too long"))?;
+    Ok(if neg { -ns } else { ns })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_ns;
+    use super::{parse_ns, parse_signed_ns};
 
     #[test]
     fn units() {
@@ -42,5 +53,7 @@ mod tests {
         assert_eq!(parse_ns("0").unwrap(), 0);
         assert!(parse_ns("10").is_err());
         assert!(parse_ns("10 parsecs").is_err());
+        assert_eq!(parse_signed_ns("-1.5s").unwrap(), -1_500_000_000);
+        assert_eq!(parse_signed_ns("2s").unwrap(), 2_000_000_000);
     }
 }

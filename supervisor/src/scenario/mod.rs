@@ -3,6 +3,7 @@
 //! line and column, and the field.
 
 pub mod duration;
+mod faults;
 pub mod plan;
 
 use std::collections::BTreeMap;
@@ -13,7 +14,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::host::launch;
-use crate::scenario::plan::FaultSpec;
+use crate::scenario::plan::{FaultSpec, PlanRules};
 
 /// A scenario as written in the file.
 #[derive(Debug, Deserialize)]
@@ -27,7 +28,9 @@ struct File {
     #[serde(rename = "node", default)]
     nodes: Vec<Node>,
     #[serde(rename = "fault", default)]
-    faults: Vec<Fault>,
+    faults: Vec<faults::Fault>,
+    #[serde(rename = "faults", default)]
+    rules: FaultsSection,
     #[serde(default)]
     check: CheckSection,
     #[serde(default)]
@@ -72,28 +75,16 @@ struct Node {
     #[serde(default)]
     reboot_on_exit: bool,
     restart_delay: Option<Spanned<String>>,
+    clock_offset: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Fault {
-    kind: Spanned<String>,
-    at: Option<Spanned<String>>,
-    until: Option<Spanned<String>>,
-    isolate: Option<Spanned<Vec<String>>>,
-    from: Option<Spanned<Vec<String>>>,
+struct FaultsSection {
+    max_down: Option<usize>,
+    quiet: Option<Spanned<String>>,
     #[serde(default)]
-    one_way: bool,
-    node: Option<Spanned<String>>,
-    down: Option<Spanned<String>>,
-    every: Option<Spanned<String>>,
-    min_down: Option<Spanned<String>>,
-    max_down: Option<Spanned<String>>,
-    max_down_nodes: Option<usize>,
-    nodes: Option<Spanned<Vec<String>>>,
-    probability: Option<f64>,
-    errno: Option<Spanned<String>>,
-    dir: Option<String>,
+    swarm: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -138,6 +129,8 @@ pub struct Scenario {
     pub nodes: Vec<NodeSpec>,
     /// The fault plan's entries (turned into events per seed).
     pub faults: Vec<FaultSpec>,
+    /// The `[faults]` rules over all entries.
+    pub rules: PlanRules,
     /// stderr substrings that fail a seed.
     pub stderr_patterns: Vec<String>,
     /// A checker command run on each seed's artifacts (empty: none).
@@ -271,11 +264,40 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         });
     }
     let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
-    let faults = raw
+    let mut faults = raw
         .faults
         .iter()
-        .map(|f| fault_spec(&ctx, f, &names))
+        .map(|f| faults::fault_spec(&ctx, f, &names))
         .collect::<Result<Vec<_>, _>>()?;
+    for node in &raw.nodes {
+        if let Some(v) = &node.clock_offset {
+            let by = duration::parse_signed_ns(v.get_ref())
+                .map_err(|e| ctx.err(v.span(), format!("field `clock_offset`: {e}")))?;
+            faults.push(FaultSpec::ClockOffset {
+                node: node.name.get_ref().clone(),
+                by,
+            });
+        }
+    }
+    let quiet = raw
+        .rules
+        .quiet
+        .as_ref()
+        .map(|q| ctx.duration("faults.quiet", q))
+        .transpose()?;
+    if let (Some(q), Some(span)) = (quiet, raw.rules.quiet.as_ref().map(|q| q.span())) {
+        if q >= duration_ns {
+            return Err(ctx.err(
+                span,
+                "field `faults.quiet`: must be shorter than `duration`".into(),
+            ));
+        }
+    }
+    let rules = PlanRules {
+        max_down: raw.rules.max_down,
+        quiet,
+        swarm: raw.rules.swarm,
+    };
     let pinned = raw
         .pinned
         .iter()
@@ -317,145 +339,8 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         net,
         nodes,
         faults,
+        rules,
     })
-}
-
-/// Validates one `[[fault]]` entry.
-fn fault_spec(ctx: &Ctx, f: &Fault, names: &[String]) -> Result<FaultSpec, ScenarioError> {
-    let known = |field: &str, list: &Spanned<Vec<String>>| -> Result<Vec<String>, ScenarioError> {
-        for n in list.get_ref() {
-            if !names.contains(n) {
-                return Err(ctx.err(list.span(), format!("field `{field}`: no node named {n:?}")));
-            }
-        }
-        Ok(list.get_ref().clone())
-    };
-    let need = |field: &str, v: &Option<Spanned<String>>| -> Result<u64, ScenarioError> {
-        match v {
-            Some(v) => ctx.duration(field, v),
-            None => Err(ctx.err(
-                f.kind.span(),
-                format!("a {:?} fault needs field `{field}`", f.kind.get_ref()),
-            )),
-        }
-    };
-    match f.kind.get_ref().as_str() {
-        "partition" => {
-            let at = need("at", &f.at)?;
-            let until = f
-                .until
-                .as_ref()
-                .map(|u| ctx.duration("until", u))
-                .transpose()?;
-            if let (Some(u), Some(span)) = (until, f.until.as_ref().map(|u| u.span())) {
-                if u <= at {
-                    return Err(ctx.err(span, "field `until`: must be after `at`".into()));
-                }
-            }
-            let Some(isolate) = &f.isolate else {
-                return Err(ctx.err(
-                    f.kind.span(),
-                    "a \"partition\" fault needs field `isolate`".into(),
-                ));
-            };
-            Ok(FaultSpec::Partition {
-                at,
-                until,
-                isolate: known("isolate", isolate)?,
-                from: f.from.as_ref().map(|l| known("from", l)).transpose()?,
-                one_way: f.one_way,
-            })
-        }
-        "crash" if f.at.is_some() => {
-            let Some(node) = &f.node else {
-                return Err(ctx.err(
-                    f.kind.span(),
-                    "a planned crash (with `at`) needs field `node`".into(),
-                ));
-            };
-            if !names.contains(node.get_ref()) {
-                return Err(ctx.err(
-                    node.span(),
-                    format!("field `node`: no node named {:?}", node.get_ref()),
-                ));
-            }
-            Ok(FaultSpec::CrashAt {
-                at: need("at", &f.at)?,
-                node: node.get_ref().clone(),
-                down: need("down", &f.down)?,
-            })
-        }
-        "crash" => {
-            let (min_down, max_down) = (
-                need("min_down", &f.min_down)?,
-                need("max_down", &f.max_down)?,
-            );
-            if min_down > max_down {
-                return Err(ctx.err(
-                    f.kind.span(),
-                    "field `min_down` is longer than `max_down`".into(),
-                ));
-            }
-            let nodes = match &f.nodes {
-                Some(list) => known("nodes", list)?,
-                None => names.to_vec(),
-            };
-            Ok(FaultSpec::CrashRandom {
-                every: need("every", &f.every)?.max(1),
-                min_down,
-                max_down,
-                max_down_nodes: f.max_down_nodes.unwrap_or(1),
-                nodes,
-            })
-        }
-        kind @ ("lying_fsync" | "lose_dir_entries") => {
-            let nodes = match &f.nodes {
-                Some(list) => known("nodes", list)?,
-                None => names.to_vec(),
-            };
-            let lose_dir_entries = if kind == "lose_dir_entries" {
-                let Some(dir) = &f.dir else {
-                    return Err(ctx.err(f.kind.span(), "a \"lose_dir_entries\" fault needs field `dir` (relative to the data_dir)".into()));
-                };
-                Some(PathBuf::from(dir))
-            } else {
-                None
-            };
-            Ok(FaultSpec::DiskBug { lying_fsync: kind == "lying_fsync", lose_dir_entries, nodes })
-        }
-        "write_error" => {
-            let Some(probability) = f.probability.filter(|p| (0.0..=1.0).contains(p)) else {
-                return Err(ctx.err(f.kind.span(), "a \"write_error\" fault needs field `probability` in [0, 1]".into()));
-            };
-            let errno = match f.errno.as_ref().map(|e| e.get_ref().as_str()) {
-                None | Some("ENOSPC") => libc::ENOSPC,
-                Some("EIO") => libc::EIO,
-                Some(other) => {
-                    let span = f.errno.as_ref().map_or(0..0, |e| e.span());
-                    return Err(ctx.err(span, format!("field `errno`: {other:?} is not \"ENOSPC\" or \"EIO\"")));
-                }
-            };
-            let nodes = match &f.nodes {
-                Some(list) => known("nodes", list)?,
-                None => names.to_vec(),
-            };
-            Ok(FaultSpec::WriteError { probability, errno, nodes })
-        }
-        "fsync_error" => {
-            let Some(probability) = f.probability.filter(|p| (0.0..=1.0).contains(p)) else {
-                return Err(ctx.err(f.kind.span(), "an \"fsync_error\" fault needs field `probability` in [0, 1]".into()));
-            };
-            let nodes = match &f.nodes {
-                Some(list) => known("nodes", list)?,
-                None => names.to_vec(),
-            };
-            Ok(FaultSpec::FsyncError { probability, nodes })
-        }
-        other => Err(ctx.err(
-            f.kind.span(),
-            format!("field `kind`: {other:?} is not supported (supported: \"partition\", \"crash\", \"fsync_error\", \"write_error\", \"lying_fsync\", \"lose_dir_entries\")"),
-        )),
-    }
 }
 
 /// The i-th seed of a scenario: derived from its name, the same everywhere.

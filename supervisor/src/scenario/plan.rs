@@ -6,6 +6,78 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::sim::seeds::Streams;
+
+/// How a node is taken down for a while.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outage {
+    /// SIGKILL of its processes and a power cut of its disk (the crash model).
+    Crash,
+    /// SIGKILL of its processes only: the machine and its page cache survive.
+    Kill,
+    /// Its processes are not scheduled (a GC pause, a VM freeze), then go on.
+    Pause,
+}
+
+impl Outage {
+    /// The scenario's name of the kind.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outage::Crash => "crash",
+            Outage::Kill => "kill",
+            Outage::Pause => "pause",
+        }
+    }
+
+    fn start(self, node: &str) -> FaultEvent {
+        let node = node.to_string();
+        match self {
+            Outage::Crash => FaultEvent::Crash(node),
+            Outage::Kill => FaultEvent::Kill(node),
+            Outage::Pause => FaultEvent::Pause(node),
+        }
+    }
+
+    fn end(self, node: &str) -> FaultEvent {
+        let node = node.to_string();
+        match self {
+            Outage::Crash | Outage::Kill => FaultEvent::Restart(node),
+            Outage::Pause => FaultEvent::Resume(node),
+        }
+    }
+}
+
+/// Two groups of hosts: the links between them are what a fault touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Groups {
+    /// One side.
+    pub between: Vec<String>,
+    /// The other side (`None`: every host not in `between`).
+    pub and: Option<Vec<String>>,
+}
+
+/// A link's conditions during a `link` fault.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkFault {
+    /// Shortest delay (ns).
+    pub delay_min: u64,
+    /// Longest delay (ns).
+    pub delay_max: u64,
+    /// Chance a datagram is lost.
+    pub loss: f64,
+}
+
+/// The `[faults]` section: rules over all entries.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanRules {
+    /// Most nodes crashed, killed or paused at once, over all entries.
+    pub max_down: Option<usize>,
+    /// The last this-many ns of a seed: no new faults, everything healed.
+    pub quiet: Option<u64>,
+    /// Each seed enables a seeded subset of the entries.
+    pub swarm: bool,
+}
+
 /// One `[[fault]]` entry of a scenario, validated.
 #[derive(Debug, Clone)]
 pub enum FaultSpec {
@@ -22,8 +94,10 @@ pub enum FaultSpec {
         /// Drop only traffic from the isolated hosts.
         one_way: bool,
     },
-    /// Crash `node` at `at`; restart it `down` later.
-    CrashAt {
+    /// Take `node` down (crash, kill or pause) at `at`, for `down`.
+    OutageAt {
+        /// Crash, kill or pause.
+        kind: Outage,
         /// When.
         at: u64,
         /// Which node.
@@ -59,10 +133,13 @@ pub enum FaultSpec {
         /// The nodes whose disks misbehave.
         nodes: Vec<String>,
     },
-    /// Random crashes: on average one every `every`, each node down for a
-    /// seeded time in [min_down, max_down], at most `max_down_nodes` down at once.
-    CrashRandom {
-        /// Mean interval between crashes.
+    /// Random outages: on average one every `every`, each node down for a
+    /// seeded time in [min_down, max_down], at most `max_down_nodes` down at
+    /// once, starting within [from, until).
+    OutageRandom {
+        /// Crash, kill or pause.
+        kind: Outage,
+        /// Mean interval between outages.
         every: u64,
         /// Shortest down time.
         min_down: u64,
@@ -70,13 +147,94 @@ pub enum FaultSpec {
         max_down: u64,
         /// Most nodes down at the same time.
         max_down_nodes: usize,
-        /// The nodes that may crash.
+        /// The nodes that may go down.
         nodes: Vec<String>,
+        /// Outages start at or after this time.
+        from: u64,
+        /// ... and before this one (default: the end of the seed).
+        until: Option<u64>,
+    },
+    /// The node's wall clock steps by `by` ns at `at` (negative: backwards).
+    ClockJump {
+        /// When.
+        at: u64,
+        /// Which node.
+        node: String,
+        /// Signed ns.
+        by: i64,
+    },
+    /// Random wall-clock steps: on average one every `every`, on one of
+    /// `nodes`, by a seeded amount in [-max_by, max_by].
+    ClockJumpRandom {
+        /// Mean interval.
+        every: u64,
+        /// The nodes whose clocks may step.
+        nodes: Vec<String>,
+        /// Largest step (ns).
+        max_by: u64,
+    },
+    /// The node's clocks run fast or slow by `ppm` from `at` until `until`.
+    ClockDrift {
+        /// Which node.
+        node: String,
+        /// Parts per million (negative: slow).
+        ppm: i64,
+        /// Start.
+        at: u64,
+        /// End, if any.
+        until: Option<u64>,
+    },
+    /// The node's wall clock starts `by` ns away from the others (a node's
+    /// `clock_offset`).
+    ClockOffset {
+        /// Which node.
+        node: String,
+        /// Signed ns.
+        by: i64,
+    },
+    /// The links between two groups get their own delay and loss for a window.
+    Link {
+        /// The hosts whose links change.
+        groups: Groups,
+        /// Start.
+        at: u64,
+        /// End, if any.
+        until: Option<u64>,
+        /// The conditions.
+        params: LinkFault,
+    },
+    /// Every TCP connection between the groups is reset at `at`.
+    Reset {
+        /// The hosts whose connections break.
+        groups: Groups,
+        /// When.
+        at: u64,
+    },
+    /// The node's disk is full (writes fail with ENOSPC) from `at` until `until`.
+    DiskFull {
+        /// Which node.
+        node: String,
+        /// Start.
+        at: u64,
+        /// End, if any.
+        until: Option<u64>,
+    },
+    /// Bit rot at `at`: `bytes` bytes of synced data flipped in files matching
+    /// `path` (a glob relative to the data_dir).
+    Corrupt {
+        /// Which node.
+        node: String,
+        /// When.
+        at: u64,
+        /// The glob.
+        path: String,
+        /// How many bytes.
+        bytes: u32,
     },
 }
 
 /// Something the supervisor does at a planned time.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum FaultEvent {
     /// Cut these hosts off from all others.
     Partition {
@@ -91,18 +249,103 @@ pub enum FaultEvent {
     Heal,
     /// Kill every process of the node (SIGKILL) and apply its disk's crash model.
     Crash(String),
+    /// Kill every process of the node (SIGKILL); its disk keeps the page cache.
+    Kill(String),
     /// Start the node's command again on its surviving disk.
     Restart(String),
     /// The node's machine reboots after its program exited by itself
     /// (`reboot_on_exit`): what the disk never made durable is gone.
     Reboot(String),
+    /// Stop scheduling the node's threads.
+    Pause(String),
+    /// Schedule them again.
+    Resume(String),
+    /// Step the node's wall clock by signed ns.
+    ClockJump(String, i64),
+    /// Set the node's wall clock offset at the start of the run.
+    ClockOffset(String, i64),
+    /// The node's clocks run at this ppm from now on (0: true rate).
+    ClockDrift(String, i64),
+    /// The links between the groups get these conditions.
+    Link(Groups, LinkFault),
+    /// The links between the groups return to the scenario's `[net]`.
+    LinkNormal(Groups),
+    /// Reset every TCP connection between the groups.
+    Reset(Groups),
+    /// The node's disk fills (true) or has space again (false).
+    DiskFull(String, bool),
+    /// Flip bytes of synced data in the node's files matching the glob.
+    Corrupt {
+        /// Which node.
+        node: String,
+        /// The glob, relative to the data_dir.
+        path: String,
+        /// How many bytes.
+        bytes: u32,
+    },
+}
+
+impl FaultEvent {
+    /// True for events that end a fault (they still happen in the quiet period).
+    fn ends_fault(&self) -> bool {
+        matches!(
+            self,
+            FaultEvent::Heal
+                | FaultEvent::Restart(_)
+                | FaultEvent::Resume(_)
+                | FaultEvent::LinkNormal(_)
+                | FaultEvent::DiskFull(_, false)
+                | FaultEvent::ClockDrift(_, 0)
+        )
+    }
+}
+
+/// A planned event, with the outage it belongs to (for `max_down`).
+struct Planned {
+    t: u64,
+    event: FaultEvent,
+    outage: Option<usize>,
+}
+
+/// Which entries a seed uses: all of them, or with `swarm` a seeded subset
+/// (each entry kept with probability 1/2, at least one).
+pub fn enabled(specs: &[FaultSpec], rules: &PlanRules, seed: u64) -> Vec<FaultSpec> {
+    if !rules.swarm || specs.is_empty() {
+        return specs.to_vec();
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(Streams::split(seed).swarm());
+    let mut keep: Vec<bool> = specs.iter().map(|_| rng.gen_bool(0.5)).collect();
+    if !keep.contains(&true) {
+        keep[rng.gen_range(0..specs.len())] = true;
+    }
+    specs
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(s, _)| s.clone())
+        .collect()
 }
 
 /// Builds the seed's plan for a run of `duration` ns, sorted by time.
-pub fn build(specs: &[FaultSpec], seed: u64, duration: u64) -> Vec<(u64, FaultEvent)> {
-    let mut rng = ChaCha8Rng::seed_from_u64(crate::sim::seeds::Streams::split(seed).faults);
-    let mut plan = Vec::new();
-    for spec in specs {
+pub fn build(
+    specs: &[FaultSpec],
+    rules: &PlanRules,
+    seed: u64,
+    duration: u64,
+) -> Vec<(u64, FaultEvent)> {
+    let streams = Streams::split(seed);
+    // Random crashes keep the stream they always had; every other random
+    // entry draws from its own, so adding one leaves the others' plans alone.
+    let mut rng = ChaCha8Rng::seed_from_u64(streams.faults);
+    let quiet_from = rules.quiet.map(|q| duration.saturating_sub(q));
+    let horizon = quiet_from.unwrap_or(duration);
+    let mut plan: Vec<Planned> = Vec::new();
+    let mut outages = 0usize;
+    let push = |plan: &mut Vec<Planned>, t: u64, event: FaultEvent, outage: Option<usize>| {
+        plan.push(Planned { t, event, outage })
+    };
+    for (index, spec) in specs.iter().enumerate() {
+        let mut own = ChaCha8Rng::seed_from_u64(streams.fault_entry(index));
         match spec {
             FaultSpec::Partition {
                 at,
@@ -111,67 +354,228 @@ pub fn build(specs: &[FaultSpec], seed: u64, duration: u64) -> Vec<(u64, FaultEv
                 from,
                 one_way,
             } => {
-                plan.push((
-                    *at,
-                    FaultEvent::Partition {
-                        isolate: isolate.clone(),
-                        from: from.clone(),
-                        one_way: *one_way,
-                    },
-                ));
-                if let Some(u) = until {
-                    plan.push((*u, FaultEvent::Heal));
+                let event = FaultEvent::Partition {
+                    isolate: isolate.clone(),
+                    from: from.clone(),
+                    one_way: *one_way,
+                };
+                push(&mut plan, *at, event, None);
+                if let Some(u) = until.or(quiet_from) {
+                    push(&mut plan, u, FaultEvent::Heal, None);
                 }
             }
-            FaultSpec::CrashAt { at, node, down } => {
-                plan.push((*at, FaultEvent::Crash(node.clone())));
-                plan.push((at + down, FaultEvent::Restart(node.clone())));
+            FaultSpec::OutageAt {
+                kind,
+                at,
+                node,
+                down,
+            } => {
+                outages += 1;
+                push(&mut plan, *at, kind.start(node), Some(outages));
+                push(&mut plan, at + down, kind.end(node), Some(outages));
             }
             FaultSpec::FsyncError { .. }
             | FaultSpec::WriteError { .. }
             | FaultSpec::DiskBug { .. } => {}
-            FaultSpec::CrashRandom {
+            FaultSpec::OutageRandom {
+                kind,
                 every,
                 min_down,
                 max_down,
                 max_down_nodes,
                 nodes,
+                from,
+                until,
             } => {
-                random_crashes(
-                    &mut rng,
-                    &mut plan,
-                    duration,
+                let rng = if *kind == Outage::Crash {
+                    &mut rng
+                } else {
+                    &mut own
+                };
+                let window = (*from, until.unwrap_or(horizon).min(horizon));
+                for (t, node, down) in random_outages(
+                    rng,
+                    window,
                     *every,
                     (*min_down, *max_down),
                     *max_down_nodes,
                     nodes,
+                ) {
+                    outages += 1;
+                    push(&mut plan, t, kind.start(node), Some(outages));
+                    push(&mut plan, t + down, kind.end(node), Some(outages));
+                }
+            }
+            FaultSpec::ClockJump { at, node, by } => {
+                push(
+                    &mut plan,
+                    *at,
+                    FaultEvent::ClockJump(node.clone(), *by),
+                    None,
                 );
+            }
+            FaultSpec::ClockJumpRandom {
+                every,
+                nodes,
+                max_by,
+            } => {
+                let mut t = 0u64;
+                loop {
+                    t = t.saturating_add(exponential(&mut own, *every));
+                    if t >= horizon || nodes.is_empty() {
+                        break;
+                    }
+                    let node = nodes[own.gen_range(0..nodes.len())].clone();
+                    let by = own.gen_range(-(*max_by as i64)..=*max_by as i64);
+                    push(&mut plan, t, FaultEvent::ClockJump(node, by), None);
+                }
+            }
+            FaultSpec::ClockDrift {
+                node,
+                ppm,
+                at,
+                until,
+            } => {
+                push(
+                    &mut plan,
+                    *at,
+                    FaultEvent::ClockDrift(node.clone(), *ppm),
+                    None,
+                );
+                if let Some(u) = until.or(quiet_from) {
+                    push(&mut plan, u, FaultEvent::ClockDrift(node.clone(), 0), None);
+                }
+            }
+            FaultSpec::ClockOffset { node, by } => {
+                push(
+                    &mut plan,
+                    0,
+                    FaultEvent::ClockOffset(node.clone(), *by),
+                    None,
+                );
+            }
+            FaultSpec::Link {
+                groups,
+                at,
+                until,
+                params,
+            } => {
+                push(
+                    &mut plan,
+                    *at,
+                    FaultEvent::Link(groups.clone(), *params),
+                    None,
+                );
+                if let Some(u) = until.or(quiet_from) {
+                    push(&mut plan, u, FaultEvent::LinkNormal(groups.clone()), None);
+                }
+            }
+            FaultSpec::Reset { groups, at } => {
+                push(&mut plan, *at, FaultEvent::Reset(groups.clone()), None);
+            }
+            FaultSpec::DiskFull { node, at, until } => {
+                push(
+                    &mut plan,
+                    *at,
+                    FaultEvent::DiskFull(node.clone(), true),
+                    None,
+                );
+                if let Some(u) = until.or(quiet_from) {
+                    push(
+                        &mut plan,
+                        u,
+                        FaultEvent::DiskFull(node.clone(), false),
+                        None,
+                    );
+                }
+            }
+            FaultSpec::Corrupt {
+                node,
+                at,
+                path,
+                bytes,
+            } => {
+                let event = FaultEvent::Corrupt {
+                    node: node.clone(),
+                    path: path.clone(),
+                    bytes: *bytes,
+                };
+                push(&mut plan, *at, event, None);
             }
         }
     }
     // Stable: events at the same time keep the order they were planned in.
-    plan.sort_by_key(|e| e.0);
-    plan
+    plan.sort_by_key(|e| e.t);
+    if let Some(q) = quiet_from {
+        quiet_period(&mut plan, q);
+    }
+    if let Some(max) = rules.max_down {
+        limit_down(&mut plan, max);
+    }
+    plan.into_iter().map(|p| (p.t, p.event)).collect()
 }
 
-fn random_crashes(
+/// From `q` on no fault starts; whatever is still in effect then ends at `q`.
+fn quiet_period(plan: &mut Vec<Planned>, q: u64) {
+    let late_starts: Vec<usize> = plan
+        .iter()
+        .filter(|p| p.t >= q && !p.event.ends_fault() && p.t > 0)
+        .filter_map(|p| p.outage)
+        .collect();
+    plan.retain(|p| {
+        let dropped_outage = p.outage.is_some_and(|o| late_starts.contains(&o));
+        !dropped_outage && (p.t < q || p.t == 0 || p.event.ends_fault())
+    });
+    for p in plan.iter_mut() {
+        p.t = p.t.min(q);
+    }
+    plan.sort_by_key(|e| e.t);
+}
+
+/// Drops every outage that would take more than `max` nodes down at once
+/// (or a node already down), counting all kinds together.
+fn limit_down(plan: &mut Vec<Planned>, max: usize) {
+    let mut down: Vec<(usize, String)> = Vec::new();
+    let mut dropped: Vec<usize> = Vec::new();
+    for p in plan.iter() {
+        let Some(o) = p.outage else { continue };
+        match &p.event {
+            FaultEvent::Crash(n) | FaultEvent::Kill(n) | FaultEvent::Pause(n) => {
+                if down.len() >= max || down.iter().any(|(_, d)| d == n) {
+                    dropped.push(o);
+                } else {
+                    down.push((o, n.clone()));
+                }
+            }
+            _ => down.retain(|(d, _)| *d != o),
+        }
+    }
+    plan.retain(|p| !p.outage.is_some_and(|o| dropped.contains(&o)));
+}
+
+/// An exponential gap with mean `every` (events arrive as a Poisson process).
+fn exponential(rng: &mut ChaCha8Rng, every: u64) -> u64 {
+    let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+    (-u.ln() * every as f64) as u64
+}
+
+/// Random outages in `window`: (start, node, down time).
+fn random_outages<'a>(
     rng: &mut ChaCha8Rng,
-    plan: &mut Vec<(u64, FaultEvent)>,
-    duration: u64,
+    (from, to): (u64, u64),
     every: u64,
     (min_down, max_down): (u64, u64),
     max_down_nodes: usize,
-    nodes: &[String],
-) {
+    nodes: &'a [String],
+) -> Vec<(u64, &'a str, u64)> {
+    let mut out = Vec::new();
     // When each node is back up (0 = up).
     let mut up_at = vec![0u64; nodes.len()];
-    let mut t = 0u64;
+    let mut t = from;
     loop {
-        // Exponential gaps: crashes arrive as a Poisson process.
-        let u: f64 = rng.gen_range(f64::EPSILON..1.0);
-        t = t.saturating_add((-u.ln() * every as f64) as u64);
-        if t >= duration {
-            return;
+        t = t.saturating_add(exponential(rng, every));
+        if t >= to {
+            return out;
         }
         let down_now = up_at.iter().filter(|&&u| u > t).count();
         let candidates: Vec<usize> = (0..nodes.len()).filter(|&i| up_at[i] <= t).collect();
@@ -181,8 +585,7 @@ fn random_crashes(
         let i = candidates[rng.gen_range(0..candidates.len())];
         let down = rng.gen_range(min_down..=max_down);
         up_at[i] = t + down;
-        plan.push((t, FaultEvent::Crash(nodes[i].clone())));
-        plan.push((t + down, FaultEvent::Restart(nodes[i].clone())));
+        out.push((t, nodes[i].as_str(), down));
     }
 }
 
@@ -191,20 +594,29 @@ mod tests {
     use super::*;
 
     fn random(max_down_nodes: usize) -> FaultSpec {
-        FaultSpec::CrashRandom {
+        FaultSpec::OutageRandom {
+            kind: Outage::Crash,
             every: 1_000_000_000,
             min_down: 10_000_000,
             max_down: 500_000_000,
             max_down_nodes,
             nodes: vec!["a".into(), "b".into(), "c".into()],
+            from: 0,
+            until: None,
         }
     }
 
     #[test]
     fn same_seed_same_plan_and_bounds_hold() {
-        let a = build(&[random(1)], 7, 60_000_000_000);
-        assert_eq!(a, build(&[random(1)], 7, 60_000_000_000));
-        assert_ne!(a, build(&[random(1)], 8, 60_000_000_000));
+        let a = build(&[random(1)], &PlanRules::default(), 7, 60_000_000_000);
+        assert_eq!(
+            a,
+            build(&[random(1)], &PlanRules::default(), 7, 60_000_000_000)
+        );
+        assert_ne!(
+            a,
+            build(&[random(1)], &PlanRules::default(), 8, 60_000_000_000)
+        );
         assert!(
             a.len() > 20,
             "about one crash a second for a minute: {}",
@@ -225,11 +637,13 @@ mod tests {
     #[test]
     fn planned_crash_restarts_after_down_time() {
         let plan = build(
-            &[FaultSpec::CrashAt {
+            &[FaultSpec::OutageAt {
+                kind: Outage::Crash,
                 at: 5,
                 node: "a".into(),
                 down: 3,
             }],
+            &PlanRules::default(),
             1,
             100,
         );

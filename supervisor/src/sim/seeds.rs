@@ -29,6 +29,18 @@ impl Streams {
         }
     }
 
+    /// The stream of `[[fault]]` entry `index` (every random planner but
+    /// the crash one, which keeps `faults`): by position, so an entry's plan
+    /// does not change when another entry draws more.
+    pub fn fault_entry(&self, index: usize) -> u64 {
+        self.faults ^ crate::sim::trace::hash_bytes(format!("fault-entry-{index}").as_bytes())
+    }
+
+    /// The stream that picks which entries a seed enables (`swarm`).
+    pub fn swarm(&self) -> u64 {
+        self.faults ^ 0x5a4a_7d00_0000_0005
+    }
+
     /// The stream of node `name`'s disk (torn writes, lost changes,
     /// injected errors): by name, so adding a node leaves the others' alone.
     pub fn disk(&self, name: &str) -> u64 {

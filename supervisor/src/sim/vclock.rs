@@ -17,6 +17,31 @@ const TSC_PER_NS: u64 = 3;
 pub struct VClock {
     elapsed: u64,
     epoch_ns: i128,
+    /// Hosts whose clocks differ from the run's (clock faults), by index.
+    hosts: Vec<HostClock>,
+}
+
+/// How one host's clocks differ from the run's: its wall clock is offset
+/// (`clock_offset`, `clock_jump`), and all its clocks may run at a rate
+/// off by `ppm` since `drift_since` (`clock_drift`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct HostClock {
+    /// Added to its wall clock only.
+    real_offset: i128,
+    /// Rate error in parts per million.
+    ppm: i64,
+    /// When the current rate began (run ns).
+    drift_since: u64,
+    /// Drift accumulated before `drift_since` (ns, all its clocks).
+    drift_before: i128,
+}
+
+impl HostClock {
+    /// How far its clocks have drifted from the run's at `elapsed`.
+    fn drift(&self, elapsed: u64) -> i128 {
+        let span = elapsed.saturating_sub(self.drift_since) as i128;
+        self.drift_before + span * self.ppm as i128 / 1_000_000
+    }
 }
 
 /// A `struct timespec` as the kernel lays it out.
@@ -60,6 +85,7 @@ impl VClock {
         VClock {
             elapsed: 0,
             epoch_ns: epoch_secs as i128 * NS as i128,
+            hosts: Vec::new(),
         }
     }
 
@@ -92,12 +118,55 @@ impl VClock {
         (MONOTONIC_BASE_NS + self.elapsed) as i128
     }
 
-    /// Converts an absolute deadline on `clock_id` into scheduler time.
-    pub fn deadline_from_abs(&self, clock_id: i32, abs_ns: i128) -> u64 {
-        let now = self.read(clock_id);
-        let delta = (abs_ns - now).max(0);
-        self.elapsed
-            .saturating_add(delta.min(u64::MAX as i128) as u64)
+    fn host(&self, host: usize) -> HostClock {
+        self.hosts.get(host).copied().unwrap_or_default()
+    }
+
+    fn host_mut(&mut self, host: usize) -> &mut HostClock {
+        if self.hosts.len() <= host {
+            self.hosts.resize(host + 1, HostClock::default());
+        }
+        &mut self.hosts[host]
+    }
+
+    /// What `clock_gettime(clock_id)` reads now on host `host` (its index):
+    /// the run's clock, moved by the host's clock faults.
+    pub fn read_on(&self, host: usize, clock_id: i32) -> i128 {
+        let h = self.host(host);
+        let wall = if is_realtime(clock_id) {
+            h.real_offset
+        } else {
+            0
+        };
+        self.read(clock_id) + h.drift(self.elapsed) + wall
+    }
+
+    /// Converts an absolute deadline on host `host`'s `clock_id` into
+    /// scheduler time (at the host's current rate).
+    pub fn deadline_on(&self, host: usize, clock_id: i32, abs_ns: i128) -> u64 {
+        let delta = (abs_ns - self.read_on(host, clock_id)).max(0);
+        self.elapsed.saturating_add(self.span_on(host, delta))
+    }
+
+    /// Scheduler ns that pass while host `host`'s clocks move `local_ns`.
+    pub fn span_on(&self, host: usize, local_ns: i128) -> u64 {
+        let ppm = self.host(host).ppm as i128;
+        let span = local_ns * 1_000_000 / (1_000_000 + ppm);
+        span.clamp(0, u64::MAX as i128) as u64
+    }
+
+    /// Steps host `host`'s wall clock by `by` ns (monotonic clocks stay).
+    pub fn jump(&mut self, host: usize, by: i64) {
+        self.host_mut(host).real_offset += by as i128;
+    }
+
+    /// From now on host `host`'s clocks run off by `ppm` (0: true rate).
+    pub fn set_drift(&mut self, host: usize, ppm: i64) {
+        let now = self.elapsed;
+        let h = self.host_mut(host);
+        h.drift_before = h.drift(now);
+        h.drift_since = now;
+        h.ppm = ppm;
     }
 
     /// The emulated time-stamp counter.
@@ -177,6 +246,25 @@ mod tests {
         );
         assert_eq!(c.read(libc::CLOCK_MONOTONIC), 105 * NS as i128);
         let abs = c.read(libc::CLOCK_MONOTONIC) + 2 * NS as i128;
-        assert_eq!(c.deadline_from_abs(libc::CLOCK_MONOTONIC, abs), 7 * NS);
+        assert_eq!(c.deadline_on(0, libc::CLOCK_MONOTONIC, abs), 7 * NS);
+    }
+
+    #[test]
+    fn host_clocks_jump_and_drift_alone() {
+        let mut c = VClock::new(0);
+        c.advance_by(NS);
+        c.jump(1, -2 * NS as i64);
+        assert_eq!(c.read_on(1, libc::CLOCK_REALTIME), -(NS as i128));
+        assert_eq!(c.read_on(1, libc::CLOCK_MONOTONIC), 101 * NS as i128);
+        assert_eq!(c.read_on(0, libc::CLOCK_REALTIME), NS as i128);
+        // 10% fast from t=1s: after 10 more run seconds it has gained 1 s.
+        c.set_drift(2, 100_000);
+        c.advance_by(10 * NS);
+        assert_eq!(c.read_on(2, libc::CLOCK_MONOTONIC), 112 * NS as i128);
+        // A 1.1 s sleep on that host takes 1 s of run time.
+        assert_eq!(c.span_on(2, 1_100_000_000), NS);
+        c.set_drift(2, 0);
+        c.advance_by(NS);
+        assert_eq!(c.read_on(2, libc::CLOCK_MONOTONIC), 113 * NS as i128);
     }
 }

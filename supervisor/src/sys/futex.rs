@@ -104,7 +104,8 @@ impl Supervisor {
             .map_err(|_| libc::EFAULT)?;
         if cmd == FUTEX_WAIT {
             let ns = ts.to_ns().ok_or(libc::EINVAL)?;
-            return Ok(Some(self.clock.now().saturating_add(ns)));
+            let span = self.clock.span_on(self.clock_host(c.pid), ns as i128);
+            return Ok(Some(self.clock.now().saturating_add(span)));
         }
         let clock = if op & FUTEX_CLOCK_REALTIME != 0 {
             libc::CLOCK_REALTIME
@@ -112,7 +113,11 @@ impl Supervisor {
             libc::CLOCK_MONOTONIC
         };
         let abs = ts.sec as i128 * 1_000_000_000 + ts.nsec as i128;
-        Ok(Some(self.clock.deadline_from_abs(clock, abs)))
+        Ok(Some(self.clock.deadline_on(
+            self.clock_host(c.pid),
+            clock,
+            abs,
+        )))
     }
 
     /// Wakes up to `n` waiters on `key` whose bitset intersects `bitset`, in

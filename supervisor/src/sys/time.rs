@@ -11,18 +11,19 @@ impl Supervisor {
     /// clock_gettime, gettimeofday, time.
     pub(super) fn sys_clock_read(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
         let pid = c.pid;
+        let host = self.clock_host(pid);
         match c.nr {
             libc::SYS_clock_gettime => {
                 let clock = c.a[0] as i32;
                 targs.push(clock as i64);
-                let ts = Timespec::from_ns(self.clock.read(clock));
+                let ts = Timespec::from_ns(self.clock.read_on(host, clock));
                 if tracee::Process(pid).write_val(c.a[1], &ts).is_err() {
                     return err(libc::EFAULT);
                 }
                 ret(0)
             }
             libc::SYS_gettimeofday => {
-                let now = self.clock.read(libc::CLOCK_REALTIME);
+                let now = self.clock.read_on(host, libc::CLOCK_REALTIME);
                 let ts = Timespec::from_ns(now);
                 let tv = [ts.sec, ts.nsec / 1000];
                 if c.a[0] != 0 && tracee::Process(pid).write_val(c.a[0], &tv).is_err() {
@@ -34,7 +35,7 @@ impl Supervisor {
                 ret(0)
             }
             _ => {
-                let secs = (self.clock.read(libc::CLOCK_REALTIME) / NS as i128) as i64;
+                let secs = (self.clock.read_on(host, libc::CLOCK_REALTIME) / NS as i128) as i64;
                 if c.a[0] != 0 && tracee::Process(pid).write_val(c.a[0], &secs).is_err() {
                     return err(libc::EFAULT);
                 }
@@ -53,14 +54,17 @@ impl Supervisor {
         let Ok(ts) = c.mem().read_val::<Timespec>(req) else {
             return err(libc::EFAULT);
         };
+        let host = self.clock_host(c.pid);
         let deadline = if flags & libc::TIMER_ABSTIME != 0 {
             let abs = ts.sec as i128 * NS as i128 + ts.nsec as i128;
-            self.clock.deadline_from_abs(clock, abs)
+            self.clock.deadline_on(host, clock, abs)
         } else {
             let Some(ns) = ts.to_ns() else {
                 return err(libc::EINVAL);
             };
-            self.clock.now().saturating_add(ns)
+            self.clock
+                .now()
+                .saturating_add(self.clock.span_on(host, ns as i128))
         };
         targs.push((deadline - self.clock.now().min(deadline)) as i64);
         if deadline <= self.clock.now() {

@@ -1,0 +1,138 @@
+//! Link faults (`link`: delay and loss between two groups for a window;
+//! `reset`: every TCP connection between them breaks) and disk faults
+//! (`disk_full`, `corrupt`).
+
+use rand::SeedableRng;
+
+use super::*;
+use crate::scenario::plan::{Groups, LinkFault};
+
+impl Supervisor {
+    /// The host ids of both groups (`and` absent: every other host).
+    fn group_ids(&self, g: &Groups) -> (Vec<vnet::HostId>, Vec<vnet::HostId>) {
+        let pick = |keep: &dyn Fn(&String) -> bool| -> Vec<vnet::HostId> {
+            self.net
+                .hosts
+                .iter()
+                .filter(|(n, _)| keep(n))
+                .map(|(_, id)| *id)
+                .collect()
+        };
+        let a = pick(&|n| g.between.contains(n));
+        let b = match &g.and {
+            Some(and) => pick(&|n| and.contains(n)),
+            None => pick(&|n| !g.between.contains(n)),
+        };
+        (a, b)
+    }
+
+    fn group_label(g: &Groups) -> String {
+        match &g.and {
+            Some(and) => format!("{} <-> {}", g.between.join(","), and.join(",")),
+            None => format!("{} <-> the rest", g.between.join(",")),
+        }
+    }
+
+    /// Gives the links between the groups (both ways) these conditions, or
+    /// (`None`) the scenario's again.
+    pub(super) fn set_links(&mut self, g: &Groups, params: Option<LinkFault>) {
+        let (a, b) = self.group_ids(g);
+        for &x in &a {
+            for &y in &b {
+                for (from, to) in [(x, y), (y, x)] {
+                    match params {
+                        Some(p) => {
+                            let link = vnet::LinkParams {
+                                delay_min: p.delay_min,
+                                delay_max: p.delay_max,
+                                loss: p.loss,
+                            };
+                            if let Err(e) = self.net.net.set_link(from, to, link) {
+                                eprintln!("faultline: internal error: link fault: {e}");
+                            }
+                        }
+                        None => self.net.net.clear_link(from, to),
+                    }
+                }
+            }
+        }
+        let label = Self::group_label(g);
+        match params {
+            Some(p) => self.fault(
+                "link",
+                &label,
+                &[
+                    p.delay_min as i64,
+                    p.delay_max as i64,
+                    (p.loss * 1e6) as i64,
+                ],
+                format!(
+                    "delay {:.3}-{:.3}ms, datagram loss {}",
+                    p.delay_min as f64 / 1e6,
+                    p.delay_max as f64 / 1e6,
+                    p.loss
+                ),
+            ),
+            None => self.fault("link_normal", &label, &[], "links as in [net] again".into()),
+        }
+    }
+
+    /// Resets every TCP connection between the groups.
+    pub(super) fn reset_links(&mut self, g: &Groups) {
+        let (a, b) = self.group_ids(g);
+        let n = self.net.net.reset_between(&a, &b, self.clock.now());
+        let label = Self::group_label(g);
+        self.fault(
+            "reset",
+            &label,
+            &[n as i64],
+            format!("{n} connection(s) reset"),
+        );
+    }
+
+    /// The node's disk fills up (writes fail with ENOSPC) or has room again.
+    pub(super) fn disk_full(&mut self, name: &str, full: bool) {
+        let host = self.net.hosts[name];
+        let Some(d) = self.disks.of_host(host) else {
+            return;
+        };
+        self.disks.get_mut(d).disk.config_mut().full = full;
+        let (kind, detail) = if full {
+            ("disk_full", "writes fail with ENOSPC")
+        } else {
+            ("disk_space", "writes succeed again")
+        };
+        self.fault(kind, name, &[], detail.into());
+    }
+
+    /// Flips `bytes` bytes of synced data in the node's files matching `glob`.
+    pub(super) fn corrupt(&mut self, name: &str, glob: &str, bytes: u32) {
+        let host = self.net.hosts[name];
+        let Some(d) = self.disks.of_host(host) else {
+            return;
+        };
+        // Its own stream: which bytes rot depends on the seed, the node,
+        // the glob and the time, and on nothing else the run drew.
+        let key = format!("corrupt {name} {glob} {}", self.clock.now());
+        let seed =
+            Streams::split(self.cfg.seed).faults ^ crate::sim::trace::hash_bytes(key.as_bytes());
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        match self.disks.get_mut(d).disk.corrupt(glob, bytes, &mut rng) {
+            Ok(flips) => {
+                let detail = if flips.is_empty() {
+                    format!("no synced data in files matching {glob:?}")
+                } else {
+                    flips
+                        .iter()
+                        .map(|f| {
+                            format!("{} byte {} ^= {:#04x}", f.path.display(), f.offset, f.mask)
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                };
+                self.fault("corrupt", name, &[flips.len() as i64], detail);
+            }
+            Err(e) => eprintln!("faultline: internal error: corrupting {name}'s disk: {e}"),
+        }
+    }
+}
