@@ -338,7 +338,7 @@ pub struct RunArgs {
     /// every shard).
     #[arg(long, value_name = "BASE", num_args = 0..=1, require_equals = true,
           default_missing_value = "fresh", value_parser = parse_explore)]
-    pub explore: Option<Option<u64>>,
+    pub explore: Option<Explore>,
 
     /// Append one JSON line per seed to FILE: {"scenario", "seed" (0x-hex),
     /// "verdict" ("pass" or "fail"), "check" (the failing check or null),
@@ -382,13 +382,22 @@ pub struct RunArgs {
     pub sim: SimArgs,
 }
 
-/// Parses the value of `--explore`: a 0x-hex or decimal base, or none
-/// (`fresh`, what a bare `--explore` means) for a random one.
-fn parse_explore(s: &str) -> Result<Option<u64>, String> {
+/// Where `--explore` takes its seeds from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Explore {
+    /// A base drawn from the OS (a bare `--explore`).
+    Fresh,
+    /// A base given (`--explore=0xBASE`), to run an exploration again.
+    Base(u64),
+}
+
+/// Parses the value of `--explore`: a 0x-hex or decimal base, or `fresh`
+/// (what a bare `--explore` means).
+fn parse_explore(s: &str) -> Result<Explore, String> {
     match s {
-        "fresh" => Ok(None),
+        "fresh" => Ok(Explore::Fresh),
         base => parse_seed(base)
-            .map(Some)
+            .map(Explore::Base)
             .map_err(|_| format!("--explore={s}: expected a base seed, e.g. --explore=0x5eed")),
     }
 }

@@ -8,7 +8,7 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use crate::cmd::cli::{parse_seed, parse_shard, RunArgs};
+use crate::cmd::cli::{parse_seed, parse_shard, Explore, RunArgs};
 use crate::scenario::{self, Scenario};
 
 /// The index of a Kubernetes Indexed Job's pod (and of a CI matrix job that sets it).
@@ -90,7 +90,7 @@ pub fn select(sc: &Scenario, args: &RunArgs) -> Result<Vec<u64>, SeedsError> {
         let count = args.seeds.unwrap_or(sc.seeds);
         let base = match args.explore {
             None => scenario::name_base(&sc.name),
-            Some(base) => explore_base(args, base, count)?,
+            Some(explore) => explore_base(args, explore, count)?,
         };
         (0..count).for_each(|i| add(scenario::seed_from(base, i)));
     }
@@ -107,8 +107,8 @@ pub fn select(sc: &Scenario, args: &RunArgs) -> Result<Vec<u64>, SeedsError> {
 
 /// The `--explore` base: the one given, or a fresh one from the OS, printed
 /// as the command line that runs the same seeds again.
-fn explore_base(args: &RunArgs, given: Option<u64>, count: u64) -> Result<u64, SeedsError> {
-    if let Some(base) = given {
+fn explore_base(args: &RunArgs, explore: Explore, count: u64) -> Result<u64, SeedsError> {
+    if let Explore::Base(base) = explore {
         return Ok(base);
     }
     if args.shard.is_some() || args.shard_count.is_some() {
