@@ -148,10 +148,7 @@ pub fn assert_merge_agrees(local: &(Run, Verdicts), shard_dirs: &[PathBuf]) -> R
     let mut sharded = Verdicts::new();
     for dir in shard_dirs {
         for (seed, v) in recorded(dir) {
-            assert!(
-                sharded.insert(seed, v).is_none(),
-                "0x{seed:016x} ran twice"
-            );
+            assert!(sharded.insert(seed, v).is_none(), "0x{seed:016x} ran twice");
         }
     }
     assert_eq!(&sharded, verdicts, "shards vs the local run\n{merged}");

@@ -25,7 +25,14 @@ impl Slurm {
     /// Starts munged, slurmctld and slurmd under `dir` and waits until the
     /// node is idle; panics saying which daemon did not come up and why.
     pub fn start(dir: &Path) -> Slurm {
-        for tool in ["munged", "mungekey", "slurmctld", "slurmd", "sbatch", "sinfo"] {
+        for tool in [
+            "munged",
+            "mungekey",
+            "slurmctld",
+            "slurmd",
+            "sbatch",
+            "sinfo",
+        ] {
             assert!(
                 which(tool).is_some(),
                 "{tool} is not installed: scripts/setup installs Debian's slurm-wlm and munge"
@@ -56,8 +63,14 @@ impl Slurm {
                 .arg("--foreground")
                 .arg(format!("--key-file={}", key.display()))
                 .arg(format!("--socket={}", socket.display()))
-                .arg(format!("--pid-file={}", dir.join("run/munged.pid").display()))
-                .arg(format!("--log-file={}", dir.join("log/munged.log").display()))
+                .arg(format!(
+                    "--pid-file={}",
+                    dir.join("run/munged.pid").display()
+                ))
+                .arg(format!(
+                    "--log-file={}",
+                    dir.join("log/munged.log").display()
+                ))
                 .arg(format!("--seed-file={}", dir.join("munge/seed").display())),
         );
         cluster.wait_for("munged", || socket.exists());

@@ -80,9 +80,16 @@ struct Line<'a> {
     trace_hash: &'a str,
 }
 
-/// Opens (creating) the results file for appending, before any seed runs,
-/// so a path that cannot be written is bad input and not a lost hunt.
+/// Opens (creating it and its directory, as `--artifacts` is) the results
+/// file for appending, before any seed runs, so a path that cannot be
+/// written is bad input and not a lost hunt.
 pub fn check_writable(path: &Path) -> Result<(), ResultsError> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|source| ResultsError::Write {
+            path: path.to_owned(),
+            source,
+        })?;
+    }
     open(path).map(drop)
 }
 

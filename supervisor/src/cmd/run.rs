@@ -55,7 +55,11 @@ pub fn run(args: &RunArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
-    if let Some(Err(e)) = args.results.as_deref().map(crate::cmd::results::check_writable) {
+    if let Some(Err(e)) = args
+        .results
+        .as_deref()
+        .map(crate::cmd::results::check_writable)
+    {
         eprintln!("faultline: error: {e}");
         return EXIT_BAD_INPUT;
     }
