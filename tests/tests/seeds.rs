@@ -157,7 +157,11 @@ fn results_append_one_line_per_seed_also_from_parallel_children() {
     );
     let summary: Verdicts = recorded(&dir.join("artifacts"));
     assert_eq!(summary.len(), 4);
-    assert_eq!(results_lines(&[results.clone()]), summary, "\n{parallel}");
+    assert_eq!(
+        results_lines(std::slice::from_ref(&results)),
+        summary,
+        "\n{parallel}"
+    );
     // A later run appends; its seed's line repeats the first run's hash.
     let (&seed, &verdict) = summary.iter().next().unwrap();
     let one = with(
