@@ -263,7 +263,7 @@ fn shard_count_takes_the_index_from_kubernetes_then_slurm() {
         assert!(matches!(code, 0 | 1), "{env:?}\n{stderr}");
         assert_eq!(names, [*want], "{env:?}\n{stderr}");
     }
-    let refused: [(&[(&str, &str)], &str); 3] = [
+    let refused: [(&[(&str, &str)], &str); 4] = [
         (&[], "--shard-count needs $JOB_COMPLETION_INDEX"),
         (
             &[
@@ -275,6 +275,10 @@ fn shard_count_takes_the_index_from_kubernetes_then_slurm() {
         (
             &[("SLURM_ARRAY_TASK_ID", "x")],
             "$SLURM_ARRAY_TASK_ID is \"x\"",
+        ),
+        (
+            &[("JOB_COMPLETION_INDEX", "2")],
+            "$JOB_COMPLETION_INDEX is 2, not below --shard-count 2",
         ),
     ];
     for (n, (env, want)) in refused.iter().enumerate() {

@@ -8,7 +8,7 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use crate::cmd::cli::{parse_seed, parse_shard, Explore, RunArgs};
+use crate::cmd::cli::{parse_seed, Explore, RunArgs};
 use crate::scenario::{self, Scenario};
 
 /// The index of a Kubernetes Indexed Job's pod (and of a CI matrix job that sets it).
@@ -50,9 +50,19 @@ pub enum SeedsError {
     /// An index variable that is not a number.
     #[error("${0} is {1:?}, not a number")]
     BadIndex(&'static str, String),
-    /// The index does not fit the shard count (`parse_shard`'s message).
-    #[error("{0}")]
-    Shard(String),
+    /// The index is not below the shard count: the engine runs more tasks
+    /// than there are shards.
+    #[error(
+        "${var} is {index}, not below --shard-count {count} (indices run from 0 to {count}-1)"
+    )]
+    IndexOutOfRange {
+        /// The variable the index came from.
+        var: &'static str,
+        /// Its value (for Slurm, minus $SLURM_ARRAY_TASK_MIN).
+        index: u64,
+        /// --shard-count.
+        count: u64,
+    },
     /// The Slurm array has another number of tasks than `--shard-count`
     /// says: some seeds would run twice or never.
     #[error("--shard-count {count} but the Slurm array has {tasks} tasks (${SLURM_COUNT}); make them equal, e.g. sbatch --array=0-{last}", last = count.saturating_sub(1))]
@@ -165,8 +175,8 @@ pub fn shard(args: &RunArgs) -> Result<Option<(u64, u64)>, SeedsError> {
     let Some(n) = args.shard_count else {
         return Ok(None);
     };
-    let i = match index_var(K8S_INDEX)? {
-        Some(i) => i,
+    let (var, i) = match index_var(K8S_INDEX)? {
+        Some(i) => (K8S_INDEX, i),
         None => {
             let id = index_var(SLURM_INDEX)?.ok_or(SeedsError::NoIndex)?;
             if let Some(tasks) = index_var(SLURM_COUNT)? {
@@ -174,12 +184,20 @@ pub fn shard(args: &RunArgs) -> Result<Option<(u64, u64)>, SeedsError> {
                     return Err(SeedsError::SlurmCount { count: n, tasks });
                 }
             }
-            id.saturating_sub(index_var(SLURM_MIN)?.unwrap_or(0))
+            (
+                SLURM_INDEX,
+                id.saturating_sub(index_var(SLURM_MIN)?.unwrap_or(0)),
+            )
         }
     };
-    parse_shard(&format!("{i}/{n}"))
-        .map(Some)
-        .map_err(SeedsError::Shard)
+    if i >= n {
+        return Err(SeedsError::IndexOutOfRange {
+            var,
+            index: i,
+            count: n,
+        });
+    }
+    Ok(Some((i, n)))
 }
 
 /// A numeric environment variable, if set.
