@@ -20,6 +20,8 @@ pub mod paths;
 pub mod procs;
 pub mod program;
 pub mod scenario;
+pub mod shards;
+pub mod slurm;
 pub mod summary;
 pub mod trace;
 

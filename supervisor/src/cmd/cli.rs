@@ -51,7 +51,13 @@ Two runs of the same seed print the same trace-hash.")]
 faultline run harness/etcd-binary/etcd3.toml                the file's seeds\n  \
 faultline run scenario.toml --seeds 200 -j 2 --keep-going   200 seeds, 2 at a time\n  \
 faultline run scenario.toml --seed 0x2f1c6a0e9b1d4c77       one seed again\n  \
-faultline run scenario.toml --seeds 400 --shard-count 4     with $JOB_COMPLETION_INDEX set\n\n\
+faultline run scenario.toml --seeds 400 --shard-count 4     with $JOB_COMPLETION_INDEX set\n  \
+faultline run scenario.toml --seeds 400 --shard-count 4     in sbatch --array=0-3 ($SLURM_ARRAY_TASK_ID)\n  \
+faultline run scenario.toml --seeds 50 --explore            50 seeds never run before (base printed)\n  \
+faultline run scenario.toml --seed-list failing.txt         the seeds of a file, one per line\n  \
+faultline run scenario.toml --seeds 100 --results hunt.jsonl   append a JSON line per seed\n\n\
+MANY MACHINES: each shard writes <artifacts>/<scenario>/summary-shard-I-of-N.json;\n\
+`faultline merge DIR...` combines them (README, section Many machines).\n\n\
 SCENARIO FILE (every key in the README, section Scenarios):\n  \
 name = \"kv\"                 # seeds derive from it\n  \
 duration = \"30s\"            # virtual time per seed\n  \
@@ -321,13 +327,36 @@ pub struct RunArgs {
     pub file: std::path::PathBuf,
 
     /// Run only this seed (decimal or 0x-hex), e.g. to replay a failure.
-    #[arg(long, value_parser = parse_seed, conflicts_with = "seeds")]
+    #[arg(long, value_parser = parse_seed, conflicts_with_all = ["seeds", "seed_list", "explore"])]
     pub seed: Option<u64>,
 
     /// How many seeds to run (default: the file's `seeds`, else 1). The seeds
     /// derive from the scenario name, so every machine runs the same ones.
     #[arg(long)]
     pub seeds: Option<u64>,
+
+    /// Run exactly the seeds listed in FILE: one per line, decimal or 0x-hex,
+    /// `#` starts a comment, e.g. the failing seeds of a --results file.
+    /// Shards split the list. A line that is not a seed is an error naming
+    /// FILE:LINE (exit 2).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["seeds", "explore"])]
+    pub seed_list: Option<std::path::PathBuf>,
+
+    /// Derive the seeds from a fresh random base instead of the scenario's
+    /// name, so a hunt does not always run the same seeds. The base is
+    /// printed with the command that runs the same seeds again:
+    /// `--explore=0xBASE` (with shards, pick the base once and give it to
+    /// every shard).
+    #[arg(long, value_name = "BASE", num_args = 0..=1, require_equals = true,
+          default_missing_value = "fresh", value_parser = parse_explore)]
+    pub explore: Option<Explore>,
+
+    /// Append one JSON line per seed to FILE: {"scenario", "seed" (0x-hex),
+    /// "verdict" ("pass" or "fail"), "check" (the failing check or null),
+    /// "wall_s", "trace_hash" (0x-hex)}. Shards and -j children append to
+    /// the files they are given; jq turns one into a --seed-list.
+    #[arg(long, value_name = "FILE")]
+    pub results: Option<std::path::PathBuf>,
 
     /// Where each seed's artifacts go: DIR/<scenario>/<seed>/.
     #[arg(long, default_value = "runs", value_name = "DIR")]
@@ -353,13 +382,35 @@ pub struct RunArgs {
     pub shard: Option<(u64, u64)>,
 
     /// Like --shard, with I taken from $JOB_COMPLETION_INDEX (a Kubernetes
-    /// Indexed Job or a CI matrix).
+    /// Indexed Job or a CI matrix) or, when that is unset, from
+    /// $SLURM_ARRAY_TASK_ID minus $SLURM_ARRAY_TASK_MIN (`sbatch --array`);
+    /// under Slurm, N must equal $SLURM_ARRAY_TASK_COUNT.
     #[arg(long, value_name = "N")]
     pub shard_count: Option<u64>,
 
     /// Simulation settings.
     #[command(flatten)]
     pub sim: SimArgs,
+}
+
+/// Where `--explore` takes its seeds from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Explore {
+    /// A base drawn from the OS (a bare `--explore`).
+    Fresh,
+    /// A base given (`--explore=0xBASE`), to run an exploration again.
+    Base(u64),
+}
+
+/// Parses the value of `--explore`: a 0x-hex or decimal base, or `fresh`
+/// (what a bare `--explore` means).
+fn parse_explore(s: &str) -> Result<Explore, String> {
+    match s {
+        "fresh" => Ok(Explore::Fresh),
+        base => parse_seed(base)
+            .map(Explore::Base)
+            .map_err(|_| format!("--explore={s}: expected a base seed, e.g. --explore=0x5eed")),
+    }
 }
 
 /// Parses `I/N` with I < N.

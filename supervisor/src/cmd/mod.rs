@@ -6,4 +6,6 @@ pub mod exec;
 pub mod merge;
 pub mod parallel;
 pub mod replay;
+pub mod results;
 pub mod run;
+pub mod seeds;

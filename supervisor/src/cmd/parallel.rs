@@ -44,16 +44,20 @@ fn sim_flags(sim: &SimArgs) -> Vec<String> {
 fn spawn(args: &RunArgs, seed: u64) -> Result<Child, String> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot find the faultline binary: {e}"))?;
-    Command::new(exe)
-        .arg("run")
+    let mut cmd = Command::new(exe);
+    cmd.arg("run")
         .arg(&args.file)
         .arg("--seed-worker")
         .arg("--seed")
         .arg(format!("0x{seed:016x}"))
         .arg("--artifacts")
         .arg(&args.artifacts)
-        .args(sim_flags(&args.sim))
-        .stdin(Stdio::null())
+        .args(sim_flags(&args.sim));
+    // Each child appends its seed's line (with its own wall time).
+    if let Some(results) = &args.results {
+        cmd.arg("--results").arg(results);
+    }
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -117,7 +121,5 @@ pub fn run_seeds(args: &RunArgs, sc: &Scenario, seeds: &[u64]) -> Result<Vec<See
 /// The trace hash a child recorded in its seed's report.json.
 fn recorded_hash(args: &RunArgs, sc: &Scenario, seed: u64) -> Option<u64> {
     let dir = crate::cmd::run::seed_dir(args, sc, seed);
-    let text = std::fs::read_to_string(dir.join("report.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    crate::cmd::cli::parse_seed(v.get("trace_hash")?.as_str()?).ok()
+    crate::cmd::results::Recorded::read(&dir).ok()?.hash()
 }

@@ -48,13 +48,21 @@ pub fn run(args: &RunArgs) -> i32 {
         eprintln!("faultline: error: {e}");
         return EXIT_BAD_INPUT;
     }
-    let seeds = match seed_list(&sc, args) {
+    let seeds = match crate::cmd::seeds::select(&sc, args) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("faultline: error: {e}");
             return EXIT_BAD_INPUT;
         }
     };
+    if let Some(Err(e)) = args
+        .results
+        .as_deref()
+        .map(crate::cmd::results::check_writable)
+    {
+        eprintln!("faultline: error: {e}");
+        return EXIT_BAD_INPUT;
+    }
     let results = if args.jobs > 1 && seeds.len() > 1 {
         crate::cmd::parallel::run_seeds(args, &sc, &seeds)
     } else {
@@ -100,41 +108,6 @@ pub fn run(args: &RunArgs) -> i32 {
     EXIT_FAIL
 }
 
-/// The seeds to run: pinned ones first, then the scenario's own (derived
-/// from its name), or just --seed; --shard keeps every N-th.
-fn seed_list(sc: &Scenario, args: &RunArgs) -> Result<Vec<u64>, String> {
-    if let Some(s) = args.seed {
-        return Ok(vec![s]);
-    }
-    let mut seeds: Vec<u64> = sc.pinned.iter().map(|p| p.0).collect();
-    for i in 0..args.seeds.unwrap_or(sc.seeds) {
-        let s = scenario::seed(&sc.name, i);
-        if !seeds.contains(&s) {
-            seeds.push(s);
-        }
-    }
-    let shard = match (args.shard, args.shard_count) {
-        (Some(s), _) => Some(s),
-        (None, Some(n)) => {
-            let i: u64 = std::env::var("JOB_COMPLETION_INDEX")
-                .map_err(|_| "--shard-count needs $JOB_COMPLETION_INDEX".to_string())?
-                .parse()
-                .map_err(|_| "$JOB_COMPLETION_INDEX is not a number".to_string())?;
-            crate::cmd::cli::parse_shard(&format!("{i}/{n}")).map(Some)?
-        }
-        (None, None) => None,
-    };
-    Ok(match shard {
-        Some((i, n)) => seeds
-            .into_iter()
-            .enumerate()
-            .filter(|(k, _)| *k as u64 % n == i)
-            .map(|(_, s)| s)
-            .collect(),
-        None => seeds,
-    })
-}
-
 /// Runs the seeds one after another in this process, with a progress bar
 /// when stderr is a terminal and plain lines otherwise.
 fn run_in_process(sc: &Scenario, args: &RunArgs, seeds: &[u64]) -> Result<Vec<SeedResult>, String> {
@@ -158,7 +131,12 @@ fn run_in_process(sc: &Scenario, args: &RunArgs, seeds: &[u64]) -> Result<Vec<Se
         if let Some(note) = sc.pinned.iter().find(|p| p.0 == seed).map(|p| &p.1) {
             say(&format!("faultline: pinned seed 0x{seed:016x}: {note}\n"));
         }
+        let started = std::time::Instant::now();
         let r = run_seed(sc, args, seed)?;
+        if let Some(path) = &args.results {
+            crate::cmd::results::append(path, &seed_dir(args, sc, seed), started.elapsed())
+                .map_err(|e| e.to_string())?;
+        }
         say(&r.text);
         failures += usize::from(!r.pass);
         if let Some(b) = &bar {
@@ -192,14 +170,9 @@ pub struct Summary {
 fn write_summary(args: &RunArgs, sc: &Scenario, results: &[SeedResult]) -> Result<(), String> {
     let dir = args.artifacts.join(&sc.name);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let name = match (
-        args.shard,
-        args.shard_count,
-        std::env::var("JOB_COMPLETION_INDEX"),
-    ) {
-        (Some((i, n)), _, _) => format!("summary-shard-{i}-of-{n}.json"),
-        (None, Some(n), Ok(i)) => format!("summary-shard-{i}-of-{n}.json"),
-        _ => "summary.json".to_string(),
+    let name = match crate::cmd::seeds::shard(args).map_err(|e| e.to_string())? {
+        Some((i, n)) => format!("summary-shard-{i}-of-{n}.json"),
+        None => "summary.json".to_string(),
     };
     let summary = Summary {
         format: artifacts::FORMAT,

@@ -343,10 +343,15 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     })
 }
 
-/// The i-th seed of a scenario: derived from its name, the same everywhere.
-pub fn seed(name: &str, i: u64) -> u64 {
-    let mut z = crate::sim::trace::hash_bytes(name.as_bytes())
-        .wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+/// The base of a scenario's own seeds: its name's hash, so every machine
+/// derives the same seeds.
+pub fn name_base(name: &str) -> u64 {
+    crate::sim::trace::hash_bytes(name.as_bytes())
+}
+
+/// The i-th seed from a base (the scenario's name's, or an `--explore` one).
+pub fn seed_from(base: u64, i: u64) -> u64 {
+    let mut z = base.wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     // splitmix64 finalizer: neighbouring indices give unrelated seeds.
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
