@@ -81,7 +81,7 @@ impl Supervisor {
                     // struct open_how starts with the u64 flags.
                     SYS_openat2 => (
                         path(c.a[0] as i32, c.a[1]),
-                        tracee::read_val::<u64>(c.pid, c.a[2]).ok()? as i32,
+                        c.mem().read_val::<u64>(c.a[2]).ok()? as i32,
                     ),
                     _ => (path(c.a[0] as i32, c.a[1]), c.a[2] as i32),
                 };

@@ -7,6 +7,7 @@
 use super::table::{self, Support};
 use super::{pass, Action, Call};
 use crate::engine::Supervisor;
+use crate::host::fdprobe::FdKind;
 
 impl Supervisor {
     /// sendfile, copy_file_range, splice, tee, vmsplice, preadv2 and (off a
@@ -22,9 +23,12 @@ impl Supervisor {
             _ => (c.a[0], &c.a[..1]),
         };
         let writes_disk = c.nr != SYS_preadv2 && self.disk_fd(c.pid, dest as i32).is_some();
-        let on_socket = fds
-            .iter()
-            .any(|&fd| self.vsock(c.pid, fd as i32).is_some() || self.is_netlink(c.pid, fd as i32));
+        let on_socket = fds.iter().any(|&fd| {
+            matches!(
+                self.procs.get(&c.pid).and_then(|p| p.fds.get(&(fd as i32))),
+                Some(FdKind::Socket(_) | FdKind::Netlink)
+            )
+        });
         match table::support(c.nr) {
             Support::Guarded { errno, why } if writes_disk || on_socket => {
                 self.unsupported(c, why, errno)
