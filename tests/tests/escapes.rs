@@ -1,5 +1,5 @@
 //! Calls that would escape the models (issue 17): a C program makes
-//! pwritev2, openat2, mknod, symlink, copy_file_range, sendfile, splice,
+//! pwritev2, openat2, mknod/mknodat, symlink/symlinkat, copy_file_range, sendfile, splice,
 //! tee, vmsplice, preadv2, renameat2 with flags, a futex2 wait and a call
 //! past the syscall table on its node's `data_dir`, on a simulated socket
 //! and elsewhere. The modelled ones survive a crash as the disk model saw
@@ -45,6 +45,7 @@ down = "100ms"
             "openat2 rc=0",
             "mknod_regular rc=0",
             "mknod_fifo rc=-1 errno=EPERM",
+            "mknod_raw_fifo rc=-1 errno=EPERM",
             "mknod_fifo_outside rc=0",
             "symlink rc=-1 errno=EPERM",
             "symlinkat rc=-1 errno=EPERM",
@@ -79,6 +80,7 @@ down = "100ms"
     let stderr = &run.run.stderr;
     for (call, why, errno) in [
         ("mknod", "only regular files and directories", "EPERM"),
+        ("mknodat", "only regular files and directories", "EPERM"),
         ("symlink", "no symbolic links", "EPERM"),
         ("symlinkat", "no symbolic links", "EPERM"),
         ("copy_file_range", "copy in the kernel", "EINVAL"),

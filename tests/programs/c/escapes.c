@@ -110,6 +110,7 @@ int main(int argc, char **argv) {
 
     /* Refused on the data_dir, passed elsewhere. */
     SHOW("mknod_fifo", mknod(at(p, dir, "fifo"), S_IFIFO | 0600, 0));
+    SHOW("mknod_raw_fifo", syscall(SYS_mknod, at(p, dir, "fifo"), S_IFIFO | 0600, 0));
     SHOW("mknod_fifo_outside", mknod(at(p, outside, "fifo"), S_IFIFO | 0600, 0));
     SHOW("symlink", symlink("a", at(p, dir, "link")));
     SHOW("symlinkat", symlinkat("a", AT_FDCWD, at(p, dir, "link")));

@@ -37,7 +37,7 @@ macro_rules! rows {
 }
 
 /// Every x86-64 system call, in number order.
-pub const ROWS: [Row; super::COUNT] = rows! {
+pub static ROWS: [Row; super::COUNT] = rows! {
     SYS_read Descriptor Modelled;
     SYS_write Descriptor Modelled;
     SYS_open Disk Modelled;
