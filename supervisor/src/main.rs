@@ -20,6 +20,10 @@ fn main() {
         cmd::cli::Command::Pin { dir } => cmd::replay::pin(&dir),
         cmd::cli::Command::Merge { dirs } => cmd::merge::merge(&dirs),
         cmd::cli::Command::CheckHistory(args) => cmd::check_history::run(&args),
+        cmd::cli::Command::SyscallTable => {
+            print!("{}", sys::table::markdown());
+            0
+        }
         cmd::cli::Command::Render { dir } => match report::timeline::render(&dir) {
             Ok(page) => {
                 eprintln!("faultline: wrote {}", page.display());

@@ -16,15 +16,18 @@
 //! block but a console block is an error, so no prompt goes unrun. Console
 //! commands use only loopback and write only under /tmp.
 //!
-//! docs/limitations.md is checked against the supervisor's source: it names
-//! every call `handle` (supervisor/src/sys/mod.rs) refuses outright and every
-//! errno a handler refuses with, and its table of calls faultline does not
-//! trap names none that supervisor/src/sys/table.rs traps.
+//! docs/limitations.md is checked against the syscall table
+//! (supervisor/src/sys/table/, printed by the hidden `faultline
+//! syscall-table`): its "Every system call" section is that output verbatim,
+//! it explains every call the table refuses and every errno the table or a
+//! handler refuses with, and its table of calls faultline does not trap names
+//! none that the table traps and every one whose answer is host state.
 
+use std::process::Command;
 use std::sync::{Mutex, PoisonError};
 
 use faultline_e2e::console::ConsoleSession;
-use faultline_e2e::paths::workspace_root;
+use faultline_e2e::paths::{faultline_bin, workspace_root};
 
 /// The files run one at a time: the README and the tutorial share
 /// /tmp/faultline-tutorial, and the tutorial starts by removing it.
@@ -61,44 +64,10 @@ fn source(path: &str) -> String {
         .unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
 }
 
-/// The calls (without `SYS_`) of the match arms of `handle` in
-/// supervisor/src/sys/mod.rs that refuse them outright: an arm's body is
-/// `self.unsupported(..)` or `err(E..)`. Arms start on a line that starts
-/// with `SYS_`; `| SYS_..` lines continue their pattern.
-fn refused_outright(mod_rs: &str) -> Vec<String> {
-    let body = mod_rs
-        .split_once("fn handle(")
-        .expect("sys/mod.rs has fn handle")
-        .1;
-    let body = body.split_once("\n    }\n").expect("the end of handle").0;
-    let mut arms: Vec<String> = Vec::new();
-    for line in body.lines() {
-        let t = line.trim_start();
-        if t.starts_with("SYS_") || t.starts_with("_ =>") || arms.is_empty() {
-            arms.push(String::new());
-        }
-        arms.last_mut().unwrap().push_str(t);
-        arms.last_mut().unwrap().push('\n');
-    }
-    let mut refused = Vec::new();
-    for arm in arms {
-        let Some((pattern, action)) = arm.split_once("=>") else {
-            continue;
-        };
-        if !(action.contains("self.unsupported(") || action.contains("err(E")) {
-            continue;
-        }
-        refused.extend(
-            pattern
-                .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
-                .filter_map(|w| w.strip_prefix("SYS_"))
-                .map(str::to_string),
-        );
-    }
-    refused
-}
-
-/// The errnos of every `self.unsupported(c, why, errno)` call in `src`.
+/// The errnos of every `self.unsupported(c, why, errno)` call in `src`
+/// whose errno is a constant (`EPERM`, `libc::EINVAL`); a call that passes
+/// on the variable `errno` refuses as the syscall table says, and the
+/// table's errnos are checked from its output.
 fn unsupported_errnos(src: &str) -> Vec<String> {
     let mut out = Vec::new();
     for (at, _) in src.match_indices("self.unsupported(") {
@@ -116,7 +85,15 @@ fn unsupported_errnos(src: &str) -> Vec<String> {
             })
             .expect("a closed call")
             .0;
-        let errno = args[..end]
+        let last = args[..end]
+            .rsplit(',')
+            .find(|a| !a.trim().is_empty())
+            .expect("an errno argument")
+            .trim();
+        if last == "errno" {
+            continue;
+        }
+        let errno = last
             .rsplit(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
             .find(|w| w.starts_with('E') && w.len() > 2)
             .unwrap_or_else(|| panic!("no errno in unsupported({})", &args[..end]));
@@ -125,24 +102,62 @@ fn unsupported_errnos(src: &str) -> Vec<String> {
     out
 }
 
-/// The names in supervisor/src/sys/table.rs's TRAPPED table.
-fn trapped_names(syscalls_rs: &str) -> Vec<String> {
-    syscalls_rs
+/// `faultline syscall-table`: the syscall table as the markdown of
+/// docs/limitations.md's "Every system call" section.
+fn syscall_table() -> String {
+    let out = Command::new(faultline_bin())
+        .arg("syscall-table")
+        .output()
+        .expect("run faultline syscall-table");
+    assert!(
+        out.status.success(),
+        "faultline syscall-table failed: {out:?}"
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 markdown")
+}
+
+/// The section of `markdown` whose heading starts with `heading`.
+fn section<'a>(markdown: &'a str, heading: &str) -> &'a str {
+    markdown
+        .split("\n## ")
+        .find(|s| s.starts_with(heading))
+        .unwrap_or_else(|| panic!("no section `## {heading}`"))
+}
+
+/// The calls of the table's support-level rows (`| level | family | calls |`)
+/// whose level is one of `levels`.
+fn calls_of(table: &str, levels: &[&str]) -> Vec<String> {
+    table
         .lines()
-        .filter_map(|l| l.trim().strip_prefix("(SYS_"))
-        .filter_map(|l| l.split('"').nth(1))
-        .map(str::to_string)
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells.len() == 5 && levels.contains(&cells[1])).then(|| cells[3].to_string())
+        })
+        .flat_map(|cell| {
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The errnos of the refusals table (`| call | number | support | errno | why |`).
+fn table_errnos(table: &str) -> Vec<String> {
+    table
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells.len() == 7 && cells[4].starts_with('E')).then(|| cells[4].to_string())
+        })
         .collect()
 }
 
 /// The backquoted words of the first column of the table in the section of
 /// `markdown` whose heading starts with `heading`.
 fn first_column_names(markdown: &str, heading: &str) -> Vec<String> {
-    let section = markdown
-        .split("\n## ")
-        .find(|s| s.starts_with(heading))
-        .unwrap_or_else(|| panic!("no section `## {heading}`"));
-    section
+    section(markdown, heading)
         .lines()
         .filter(|l| l.starts_with("| ") && !l.starts_with("| call"))
         .filter_map(|l| l.split('|').nth(1))
@@ -157,42 +172,81 @@ fn first_column_names(markdown: &str, heading: &str) -> Vec<String> {
 }
 
 #[test]
-fn limitations_name_every_refused_call_and_no_trapped_one_as_untrapped() {
+fn limitations_match_the_syscall_table() {
     let limitations = source("docs/limitations.md");
-    let refused = refused_outright(&source("supervisor/src/sys/mod.rs"));
+    let table = syscall_table();
+
+    // The section "Every system call" is the table, verbatim.
+    let every: Vec<&str> = section(&limitations, "Every system call")
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .collect();
+    let generated: Vec<&str> = table.lines().filter(|l| l.starts_with('|')).collect();
+    assert!(generated.len() >= 30, "the syscall table lost its rows");
+    let differ = (0..every.len().max(generated.len()))
+        .find(|&i| every.get(i) != generated.get(i))
+        .map(|i| (every.get(i), generated.get(i)));
     assert!(
-        refused.len() >= 5,
-        "the parser lost handle's arms: {refused:?}"
+        differ.is_none(),
+        "docs/limitations.md's \"Every system call\" section is not the syscall table \
+         (paste the output of `target/release/faultline syscall-table` into it): \
+         the doc has {:?} where the table has {:?}",
+        differ.unwrap().0,
+        differ.unwrap().1
+    );
+
+    // Every call the table refuses (always, or on a data_dir or simulated
+    // socket) is explained in "Calls that are refused".
+    let refused_section = section(&limitations, "Calls that are refused");
+    let refused = calls_of(&table, &["refused", "guarded"]);
+    assert!(
+        refused.len() >= 15,
+        "the table lost its refusals: {refused:?}"
     );
     for name in &refused {
         assert!(
-            limitations.contains(&format!("`{name}`")),
-            "docs/limitations.md does not name `{name}`, which the supervisor refuses"
+            refused_section.contains(&format!("`{name}`")),
+            "docs/limitations.md's refused calls do not name `{name}`, which the table refuses"
         );
     }
 
-    let sys = workspace_root().join("supervisor/src/sys");
-    let mut errnos = Vec::new();
-    for entry in std::fs::read_dir(&sys).unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        errnos.extend(unsupported_errnos(&text));
+    // Every errno the table or a handler refuses with is mentioned.
+    let mut errnos = table_errnos(&table);
+    let mut dirs = vec![workspace_root().join("supervisor/src/sys")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                errnos.extend(unsupported_errnos(&std::fs::read_to_string(path).unwrap()));
+            }
+        }
     }
-    assert!(errnos.len() >= 10, "the parser lost the unsupported calls");
+    assert!(errnos.len() >= 20, "the parser lost the unsupported calls");
     for errno in &errnos {
         assert!(
-            limitations.contains(errno.as_str()),
-            "docs/limitations.md does not mention {errno}, which a handler refuses with"
+            refused_section.contains(errno.as_str()),
+            "docs/limitations.md's refused calls do not mention {errno}, which the supervisor refuses with"
         );
     }
 
-    let trapped = trapped_names(&source("supervisor/src/sys/table.rs"));
-    assert!(trapped.len() >= 50, "the parser lost the TRAPPED table");
+    // The untrapped table names no trapped call, and every call whose
+    // answer depends on the host.
+    let trapped = calls_of(&table, &["modelled", "refused", "guarded"]);
+    assert!(trapped.len() >= 100, "the table lost its trapped calls");
     let untrapped = first_column_names(&limitations, "Calls faultline does not trap");
     assert!(untrapped.len() >= 50, "the untrapped table lost its calls");
     for name in &untrapped {
         assert!(
             !trapped.contains(name),
-            "docs/limitations.md says `{name}` is not trapped, but syscalls.rs traps it"
+            "docs/limitations.md says `{name}` is not trapped, but the syscall table traps it"
+        );
+    }
+    for name in calls_of(&table, &["host state"]) {
+        assert!(
+            untrapped.contains(&name),
+            "docs/limitations.md's untrapped table does not say what `{name}` (host state) answers"
         );
     }
 }

@@ -112,6 +112,13 @@ and fails again if the fix is reverted.")]
         #[arg(value_name = "DIR")]
         dir: std::path::PathBuf,
     },
+    /// Print the syscall table as the markdown of docs/limitations.md's
+    /// "Every system call" section (hidden: for the docs and their test).
+    #[command(
+        hide = true,
+        after_help = "EXAMPLE:\n  faultline syscall-table > /tmp/table.md   # then paste it into docs/limitations.md"
+    )]
+    SyscallTable,
     /// Render (again) a seed's timeline.html from its artifacts.
     #[command(
         after_help = "EXAMPLE:\n  faultline render runs/kv/5bc2d63b491424e2   # then open .../timeline.html\n\n\

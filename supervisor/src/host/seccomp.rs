@@ -1,6 +1,8 @@
 //! The seccomp-BPF filter installed in every tracee: the syscalls faultline
 //! models stop in the supervisor (`SECCOMP_RET_TRACE`), everything else runs
 //! natively. Keeping the list narrow is what keeps the ptrace path affordable.
+//! Calls numbered past the syscall table's last (newer than faultline) stop
+//! too, so the supervisor can refuse them: the filter fails closed.
 
 use std::io;
 
@@ -18,6 +20,7 @@ const OFF_IP: u32 = 8;
 const BPF_LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const BPF_JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
 const BPF_JGE_K: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+const BPF_JGT_K: u16 = 0x25; // BPF_JMP | BPF_JGT | BPF_K
 const BPF_RET_K: u16 = 0x06; // BPF_RET | BPF_K
 
 fn stmt(code: u16, k: u32) -> libc::sock_filter {
@@ -33,7 +36,8 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
     libc::sock_filter { code, jt, jf, k }
 }
 
-/// Builds the filter program that traps exactly `trapped` (x86_64 numbers).
+/// Builds the filter program that traps exactly `trapped` (x86_64 numbers)
+/// and every number past the syscall table's last.
 /// Foreign-architecture and x32 calls are refused with ENOSYS: they would
 /// bypass the syscall table the supervisor understands.
 pub fn build_filter(trapped: &[i64]) -> Vec<libc::sock_filter> {
@@ -68,10 +72,13 @@ pub fn build_filter_exempting(trapped: &[i64], futex_page: Option<u64>) -> Vec<l
     }
     // One compare per trapped call; a hit jumps to the final TRACE return.
     let n = trapped.len();
+    assert!(n < 250, "a BPF jump reaches at most 255 instructions");
     for (i, &nr) in trapped.iter().enumerate() {
-        let to_trace = (n - i) as u8; // skip remaining compares and the ALLOW
+        // Skip the remaining compares, the past-the-table one and the ALLOW.
+        let to_trace = (n - i + 1) as u8;
         prog.push(jump(BPF_JEQ_K, nr as u32, to_trace, 0));
     }
+    prog.push(jump(BPF_JGT_K, crate::sys::table::LAST as u32, 1, 0));
     prog.push(stmt(BPF_RET_K, SECCOMP_RET_ALLOW));
     prog.push(stmt(BPF_RET_K, SECCOMP_RET_TRACE));
     prog

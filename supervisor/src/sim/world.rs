@@ -123,6 +123,8 @@ pub enum DiskOp {
     Rmdir(std::path::PathBuf),
     /// mkdir(path).
     Mkdir(std::path::PathBuf),
+    /// mknod(path) of a regular file: a create without a descriptor.
+    Create(std::path::PathBuf),
     /// link(existing, new).
     Link(std::path::PathBuf, std::path::PathBuf),
     /// ftruncate/truncate to a length.

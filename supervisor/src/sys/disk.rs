@@ -51,7 +51,7 @@ impl Supervisor {
     }
 
     /// The disk file behind descriptor `fd`, if any.
-    fn disk_fd(&self, pid: i32, fd: i32) -> Option<(usize, vfs::Ino, bool)> {
+    pub(super) fn disk_fd(&self, pid: i32, fd: i32) -> Option<(usize, vfs::Ino, bool)> {
         match self.procs.get(&pid)?.fds.get(&fd)? {
             FdKind::Disk { disk, ino, append } => Some((*disk, *ino, *append)),
             _ => None,
@@ -74,10 +74,15 @@ impl Supervisor {
             ))
         };
         match c.nr {
-            SYS_open | SYS_openat | SYS_creat => {
+            SYS_open | SYS_openat | SYS_openat2 | SYS_creat => {
                 let (p, flags) = match c.nr {
                     SYS_open => (path(AT_FDCWD, c.a[0]), c.a[1] as i32),
                     SYS_creat => (path(AT_FDCWD, c.a[0]), O_CREAT | O_WRONLY | O_TRUNC),
+                    // struct open_how starts with the u64 flags.
+                    SYS_openat2 => (
+                        path(c.a[0] as i32, c.a[1]),
+                        c.mem().read_val::<u64>(c.a[2]).ok()? as i32,
+                    ),
                     _ => (path(c.a[0] as i32, c.a[1]), c.a[2] as i32),
                 };
                 let (disk, rel) = self.disk_path(c, &p)?;
@@ -86,7 +91,7 @@ impl Supervisor {
                     ExitHook::DiskOpen { disk, rel, flags },
                 )))
             }
-            SYS_write | SYS_writev | SYS_pwrite64 | SYS_pwritev => {
+            SYS_write | SYS_writev | SYS_pwrite64 | SYS_pwritev | SYS_pwritev2 => {
                 let (disk, ino, append) = self.disk_fd(c.pid, c.a[0] as i32)?;
                 Some(self.disk_write(c, disk, ino, append, targs))
             }
@@ -130,6 +135,13 @@ impl Supervisor {
                 };
                 let (disk, from) = self.disk_path(c, &from)?;
                 let (_, to) = self.disk_path(c, &to)?;
+                if c.nr == SYS_renameat2 && c.a[4] as u32 & !RENAME_NOREPLACE != 0 {
+                    return Some(self.unsupported(
+                        c,
+                        "on a data_dir, RENAME_EXCHANGE and RENAME_WHITEOUT are not modelled",
+                        EINVAL,
+                    ));
+                }
                 Some(change(disk, DiskOp::Rename(from, to)))
             }
             SYS_unlink | SYS_unlinkat | SYS_rmdir => {
@@ -159,6 +171,31 @@ impl Supervisor {
                 };
                 let (disk, rel) = self.disk_path(c, &p)?;
                 Some(change(disk, DiskOp::Mkdir(rel)))
+            }
+            SYS_mknod | SYS_mknodat => {
+                let (p, mode) = if c.nr == SYS_mknod {
+                    (path(AT_FDCWD, c.a[0]), c.a[1] as u32)
+                } else {
+                    (path(c.a[0] as i32, c.a[1]), c.a[2] as u32)
+                };
+                let (disk, rel) = self.disk_path(c, &p)?;
+                Some(match mode & S_IFMT {
+                    0 | S_IFREG => change(disk, DiskOp::Create(rel)),
+                    _ => self.unsupported(
+                        c,
+                        "on a data_dir, the disk model has only regular files and directories",
+                        EPERM,
+                    ),
+                })
+            }
+            SYS_symlink | SYS_symlinkat => {
+                let p = if c.nr == SYS_symlink {
+                    path(AT_FDCWD, c.a[1])
+                } else {
+                    path(c.a[1] as i32, c.a[2])
+                };
+                self.disk_path(c, &p)?;
+                Some(self.refuse_by_table(c))
             }
             SYS_link | SYS_linkat => {
                 let (a, b) = if c.nr == SYS_link {
@@ -224,8 +261,13 @@ impl Supervisor {
             }
             data.extend_from_slice(&buf);
         }
+        // pwritev2 writes at the file position for offset -1, at the end
+        // with RWF_APPEND.
+        let pwritev2_append = c.nr == SYS_pwritev2 && c.a[5] as i32 & RWF_APPEND != 0;
         let offset = match c.nr {
+            SYS_pwritev2 if pwritev2_append => self.disks.get(disk).disk.file_len(ino).unwrap_or(0),
             SYS_pwrite64 | SYS_pwritev => c.a[3],
+            SYS_pwritev2 if c.a[3] as i64 != -1 => c.a[3],
             _ if append => self.disks.get(disk).disk.file_len(ino).unwrap_or(0),
             _ => self.file_position(c.pid, c.a[0] as i32).unwrap_or(0),
         };
@@ -328,6 +370,7 @@ impl Supervisor {
                     DiskOp::Unlink(p) => d.on_unlink(p),
                     DiskOp::Rmdir(p) => d.on_rmdir(p),
                     DiskOp::Mkdir(p) => d.on_mkdir(p).map(drop),
+                    DiskOp::Create(p) => d.on_create(p).map(drop),
                     DiskOp::Link(a, b) => d.on_link(a, b),
                     DiskOp::Truncate(ino, len) => d.on_truncate(ino, len),
                     DiskOp::Fallocate(ino, off, len) => d.on_fallocate(ino, off, len),
