@@ -6,6 +6,7 @@
 pub mod clock_reads;
 mod faults;
 mod lifecycle;
+pub mod probes;
 mod run;
 pub mod scheduler;
 mod signals;
@@ -82,6 +83,8 @@ pub enum Ending {
     Deadlock(Vec<String>),
     /// The virtual time limit was reached with the program still running.
     TimeLimit,
+    /// An invariant probe failed; the run stopped there.
+    Invariant,
 }
 
 /// The result of one run.
@@ -109,6 +112,8 @@ pub struct Outcome {
     pub faults: Vec<FaultRecord>,
     /// Every network message (for the timeline).
     pub messages: Vec<vnet::NetEvent>,
+    /// Every finished run of an invariant probe.
+    pub probe_runs: Vec<probes::ProbeRun>,
 }
 
 /// The state of one run.
@@ -142,6 +147,8 @@ pub struct Supervisor {
     plan: Vec<(u64, FaultEvent)>,
     /// The faults that happened, for faults.json and the timeline.
     fault_log: Vec<FaultRecord>,
+    /// The invariant probes and their runs.
+    probes: probes::Probes,
     early_stops: HashSet<i32>,
     pub(crate) signal_checks: BTreeSet<i32>,
     /// Signals due at virtual times: alarm/setitimer, and `--signal-at`.
@@ -197,7 +204,8 @@ pub struct FaultRecord {
     pub t: u64,
     /// The trace event number that records it.
     pub event: u64,
-    /// crash, restart, disk_crash, partition, heal.
+    /// crash, restart, reboot, disk_crash, partition, heal; probe,
+    /// probe_pass, probe_fail (an invariant probe's runs).
     pub kind: String,
     /// The node (or the isolated nodes, comma-separated).
     pub node: String,
@@ -257,6 +265,7 @@ impl Supervisor {
             disks: Disks::default(),
             plan,
             fault_log: Vec::new(),
+            probes: probes::Probes::default(),
             early_stops: HashSet::new(),
             signal_checks: BTreeSet::new(),
             signal_timers: Vec::new(),
