@@ -424,6 +424,9 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
     })
 }
 
+/// A program's stdout and stderr files, kept open while the seed runs.
+type OutputFiles = (File, File);
+
 /// The scenario's invariant probes for one seed, with the files their
 /// output goes to (`<host>.stdout`, `<host>.stderr`, every run appended;
 /// kept open until the seed ends). A probe's environment is the nodes' base
@@ -433,7 +436,7 @@ fn probe_specs(
     sc: &Scenario,
     dir: &std::path::Path,
     history_link: &str,
-) -> Result<(Vec<ProbeSpec>, Vec<(File, File)>), String> {
+) -> Result<(Vec<ProbeSpec>, Vec<OutputFiles>), String> {
     let nodes: Vec<String> = sc
         .nodes
         .iter()

@@ -135,8 +135,11 @@ fn election_safety(endpoints: &[String]) -> bool {
     }
 }
 
-/// One member's view: its revision and every key with its value.
-fn snapshot(endpoint: &str) -> Option<(u64, BTreeMap<String, String>)> {
+/// One member's view: its revision and every key with its value (base64).
+type View = (u64, BTreeMap<String, String>);
+
+/// What `endpoint` holds, if it answers.
+fn snapshot(endpoint: &str) -> Option<View> {
     let v = etcdctl(
         &[endpoint.to_string()],
         &["get", "", "--prefix", "--consistency=s"],
@@ -152,7 +155,7 @@ fn snapshot(endpoint: &str) -> Option<(u64, BTreeMap<String, String>)> {
 fn replicas_agree(endpoints: &[String], attempts: u32) -> bool {
     let mut last = String::new();
     for attempt in 1..=attempts {
-        let views: Vec<(String, (u64, BTreeMap<String, String>))> = endpoints
+        let views: Vec<(String, View)> = endpoints
             .iter()
             .filter_map(|ep| snapshot(ep).map(|s| (ep.clone(), s)))
             .collect();
