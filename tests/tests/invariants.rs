@@ -142,7 +142,14 @@ fn without_the_probe_the_healed_bug_is_missed() {
 #[test]
 fn a_correct_pair_passes_the_probe() {
     let dir = scratch_dir("invariant-holds");
-    let run = run_scenario_twice(&lease_scenario(&dir, false, &leader_probe("")).runner());
+    // A second probe runs only right after the heal, on its own host.
+    let program = Program::c("lease_pair").path();
+    let after_heal = format!(
+        "\n[[invariant]]\nname = \"after the heal\"\nafter = [\"heal\"]\ncommand = [\"{}\", \"probe\"]\n",
+        program.display()
+    );
+    let file = lease_scenario(&dir, false, &leader_probe(&after_heal));
+    let run = run_scenario_twice(&file.runner());
     run.expect_pass();
     let seed_dir = first_seed_dir(&run);
     let out = read(&seed_dir.join("inv-1.stdout"));
@@ -153,6 +160,11 @@ fn a_correct_pair_passes_the_probe() {
     // partition at 1 s falls on a periodic run, the heal at 2.5 s too.
     assert_eq!(report["invariants"][0]["runs"], 15, "{report}");
     assert_eq!(report["invariants"][0]["failed"], 0, "{report}");
+    assert_eq!(report["invariants"][1]["host"], "inv-2", "{report}");
+    assert_eq!(report["invariants"][1]["address"], "127.77.0.4", "{report}");
+    assert_eq!(report["invariants"][1]["runs"], 1, "{report}");
+    let out = read(&seed_dir.join("inv-2.stdout"));
+    assert!(out.starts_with("vtime=2500000000 "), "{out}");
 }
 
 #[test]
