@@ -7,6 +7,7 @@
 use std::fs;
 use std::path::Path;
 
+use faultline_e2e::browser::{chromium, lane_tags};
 use faultline_e2e::checks::run_scenario_twice;
 use faultline_e2e::paths::scratch_dir;
 use faultline_e2e::program::Program;
@@ -124,8 +125,30 @@ fn a_probe_catches_two_leaders_that_heal_before_the_end() {
         trace.contains("\"call\":\"probe_fail\""),
         "the trace lacks the probe"
     );
-    let page = read(&seed_dir.join("timeline.html"));
-    assert!(page.contains("\"invariants\":[{\"name\":\"one leader per term\""));
+    // The page, as Chromium draws it: a lane for the probe's host after
+    // the nodes', with its runs' pass marks and the failing run's mark.
+    let dom = chromium(&seed_dir.join("timeline.html"), &["--dump-dom".into()]);
+    let dom = String::from_utf8_lossy(&dom);
+    let lanes = lane_tags(&dom);
+    let names: Vec<bool> = ["a", "b", "inv-1"]
+        .iter()
+        .map(|n| {
+            lanes
+                .iter()
+                .any(|l| l.contains(&format!("data-node=\"{n}\"")))
+        })
+        .collect();
+    assert_eq!((lanes.len(), names), (3, vec![true; 3]), "{lanes:?}");
+    // The table lists every run; the chart opens on the failure, drawing
+    // the marks in view.
+    assert_eq!(dom.matches("<td>invariant held</td>").count(), 5);
+    assert_eq!(dom.matches("<td>invariant failed</td>").count(), 1);
+    assert!(
+        dom.contains("data-kind=\"probe_pass\""),
+        "no pass mark drawn"
+    );
+    assert_eq!(dom.matches("data-kind=\"probe_fail\"").count(), 1);
+    assert!(dom.contains("class=\"probing\""), "no run drawn as a band");
 }
 
 #[test]
