@@ -62,6 +62,15 @@ struct Running {
     status: Option<i32>,
 }
 
+/// How a run ended.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// The program exited with this wait status.
+    Exited(i32),
+    /// It outlived its timeout and was killed.
+    TimedOut,
+}
+
 /// One probe's schedule.
 struct Slot {
     spec: ProbeSpec,
@@ -149,8 +158,10 @@ impl Supervisor {
         for i in 0..self.probes.slots.len() {
             let slot = &self.probes.slots[i];
             let verdict = match &slot.running {
-                Some(r) if r.status.is_some() => r.status.map(Ok),
-                Some(r) if now >= r.started.saturating_add(slot.spec.timeout) => Some(Err(())),
+                Some(r) if r.status.is_some() => r.status.map(End::Exited),
+                Some(r) if now >= r.started.saturating_add(slot.spec.timeout) => {
+                    Some(End::TimedOut)
+                }
                 _ => None,
             };
             if let Some(v) = verdict {
@@ -167,7 +178,7 @@ impl Supervisor {
         Ok(())
     }
 
-    /// Starts run of probe `i` now.
+    /// Starts a run of probe `i` now.
     fn start_probe(&mut self, i: usize) -> Result<(), LaunchError> {
         let now = self.clock.now();
         let slot = &mut self.probes.slots[i];
@@ -189,26 +200,28 @@ impl Supervisor {
         self.run_until_stopped(vtid)
     }
 
-    /// Ends run of probe `i` (`Ok(status)`: it exited; `Err`: it timed out)
-    /// and records the verdict; whatever it left running on its host is
-    /// killed.
-    fn judge(&mut self, i: usize, verdict: Result<i32, ()>) -> Result<(), LaunchError> {
+    /// Ends the run of probe `i` and records the verdict; whatever it left
+    /// running on its host is killed.
+    fn judge(&mut self, i: usize, end: End) -> Result<(), LaunchError> {
         let Some(run) = self.probes.slots[i].running.take() else {
             return Ok(());
         };
         let spec = self.probes.slots[i].spec.clone();
         let host = self.net.hosts[&spec.host];
         self.kill_host(host)?;
-        let pass = verdict == Ok(0);
-        let how = match verdict {
-            Ok(status) => super::lifecycle::describe_status(status),
-            Err(()) => format!(
+        let pass = end == End::Exited(0);
+        let how = match end {
+            End::Exited(status) => super::lifecycle::describe_status(status),
+            End::TimedOut => format!(
                 "no verdict within its timeout of {}s (virtual): killed",
                 spec.timeout as f64 / 1e9
             ),
         };
         let kind = if pass { "probe_pass" } else { "probe_fail" };
-        let code = verdict.map_or(-1, |s| s as i64);
+        let code = match end {
+            End::Exited(status) => status as i64,
+            End::TimedOut => -1,
+        };
         self.fault(
             kind,
             &spec.host,
