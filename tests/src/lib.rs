@@ -11,6 +11,7 @@
 //!
 //! The binary under test is `<target>/release/faultline`, or `$FAULTLINE_BIN`.
 
+pub mod browser;
 pub mod checks;
 pub mod console;
 pub mod exec;

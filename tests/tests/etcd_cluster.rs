@@ -19,15 +19,17 @@ use faultline_e2e::{NodeOutcome, ScenarioFile, ScenarioRun};
 const SLOW: Duration = Duration::from_secs(600);
 
 /// A harness scenario, copied into a scratch directory with a shorter
-/// duration (CI time) and the workload path made absolute.
+/// duration (CI time), the workload's and the probes' paths made absolute
+/// and the replicas-agree probe's quiet period moved to the last second.
 fn harness(file: &str, tag: &str, duration_s: u32) -> ScenarioFile {
     let src = workspace_root().join("harness/etcd-binary").join(file);
     let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
-    let workload: PathBuf = workspace_root().join("target/release/etcd-workload");
+    let bins: PathBuf = workspace_root().join("target/release");
     let text = text
+        .replace("../../target/release/", &format!("{}/", bins.display()))
         .replace(
-            "../../target/release/etcd-workload",
-            &workload.display().to_string(),
+            "\"--from\", \"13s\"",
+            &format!("\"--from\", \"{}s\"", duration_s - 1),
         )
         .replace(
             "duration = \"15s\"",
@@ -101,6 +103,31 @@ fn lying_fsync_is_caught() {
         run.run.stderr.lines().any(|l| l.starts_with("FAIL seed=")),
         "no bug report block\n{run}"
     );
+}
+
+/// The bug switch that breaks election safety (a member bootstrapped alone
+/// leads the same term as the real cluster's leader) is caught by the
+/// "election safety" probe, mid-run, on the file's first seed.
+#[test]
+fn split_brain_is_caught_by_the_election_safety_probe() {
+    let run = run_scenario_twice_unless_preempted(
+        &harness("etcd3-split-brain.toml", "split", 6)
+            .runner()
+            .seeds(1)
+            .timeout(SLOW),
+    );
+    run.expect_code(1);
+    let report = run.report();
+    assert!(!report.pass && report.vtime_secs < 6.0, "\n{run}");
+    assert!(
+        run.run.stderr.contains("check \"election safety\" at t=")
+            && run.run.stderr.contains("election safety violated: "),
+        "not caught by the probe\n{run}"
+    );
+    let probe = run
+        .node_output(report.seed, "inv-1", "stdout")
+        .expect("inv-1.stdout");
+    assert!(String::from_utf8_lossy(&probe).contains("leader of term"));
 }
 
 /// etcdctl, a second unmodified Go binary, as the cluster's client.

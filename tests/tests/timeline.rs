@@ -11,30 +11,14 @@
 use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::BufReader;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-use faultline_e2e::exec::{
-    collect, drain, kill_group, run_command, tail, wait_until, DEFAULT_TIMEOUT,
-};
+use faultline_e2e::browser::{chromium, lane_tags, CHROMIUM, HEIGHT, WIDTH};
+use faultline_e2e::exec::{run_command, tail, DEFAULT_TIMEOUT};
 use faultline_e2e::kv::KvScenario;
 use faultline_e2e::paths::{faultline_bin, scratch_dir};
 use faultline_e2e::ScenarioFile;
-
-/// Debian's chromium package.
-const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// The browser window, and so the screenshot, in px.
-const WIDTH: u32 = 1400;
-const HEIGHT: u32 = 900;
-
-/// Wall-clock limit for one Chromium run; past it its process group is killed.
-const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// How long Chromium's output pipes may stay open after it exited.
-const PIPE_GRACE: Duration = Duration::from_secs(10);
 
 /// The page's lane backgrounds (`.lane-bg` and `.lane-bg.alt`) and the red of
 /// its failure marks, as RGB.
@@ -96,66 +80,6 @@ fn network_references(html: &str) -> Vec<String> {
     found
 }
 
-/// `path` as a file:// URL (percent-encoding all but unreserved bytes and `/`).
-fn file_url(path: &Path) -> String {
-    let mut url = String::from("file://");
-    for &b in path.to_str().expect("scratch paths are UTF-8").as_bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            url.push(char::from(b));
-        } else {
-            url.push_str(&format!("%{b:02X}"));
-        }
-    }
-    url
-}
-
-/// Runs Debian's Chromium headless on `page` with `args` and a fresh
-/// profile, in its own process group, killed (the whole group) if it takes
-/// longer than [`CHROMIUM_TIMEOUT`]. Returns its stdout.
-fn chromium(page: &Path, args: &[String]) -> Vec<u8> {
-    let profile = scratch_dir("timeline-chromium-profile");
-    let mut command = Command::new(CHROMIUM);
-    command
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-        ])
-        .args([
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("--window-size={WIDTH},{HEIGHT}"))
-        .args(args)
-        .arg(file_url(page))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let start = Instant::now();
-    let mut child = command
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {CHROMIUM}: {e}"));
-    let stdout = drain(child.stdout.take().expect("piped stdout"));
-    let stderr = drain(child.stderr.take().expect("piped stderr"));
-    let status = wait_until(&mut child, start + CHROMIUM_TIMEOUT);
-    // Its helpers (same group) must not outlive it, whether it finished or hung.
-    kill_group(&child);
-    let _ = child.wait();
-    let stderr = collect(&stderr, PIPE_GRACE).unwrap_or_default();
-    let stderr = tail(&String::from_utf8_lossy(&stderr), 4000);
-    let Some(status) = status else {
-        panic!("chromium {args:?} timed out after {CHROMIUM_TIMEOUT:?} (killed)\n{stderr}");
-    };
-    assert!(status.success(), "chromium {args:?}: {status}\n{stderr}");
-    collect(&stdout, PIPE_GRACE)
-        .unwrap_or_else(|| panic!("chromium's stdout stayed open\n{stderr}"))
-}
-
 /// The text of the element of `dom` whose opening tag holds `attr`
 /// (e.g. `id="failure"`), tags removed and entities decoded.
 fn element_text(dom: &str, attr: &str) -> Option<String> {
@@ -200,17 +124,6 @@ fn decode_entities(text: &str) -> String {
     ]
     .iter()
     .fold(text.to_owned(), |t, (entity, c)| t.replace(entity, c))
-}
-
-/// The opening tags of the `class="lane"` elements of `dom`.
-fn lane_tags(dom: &str) -> Vec<&str> {
-    dom.match_indices("class=\"lane\"")
-        .filter_map(|(at, _)| {
-            let start = dom[..at].rfind('<')?;
-            let end = at + dom[at..].find('>')?;
-            Some(&dom[start..=end])
-        })
-        .collect()
 }
 
 /// The PNG at `path` as (width, height, RGB pixels).

@@ -87,10 +87,20 @@ max_down = \"500ms\"          #   (pause also at/until: the window); planned: at
                              #   quiet = \"5s\" (last 5 s: no new faults, all healed), swarm = true\n  \
                              # per node: clock_offset = \"-1.5s\"\n  \
 [check]                      # optional: stderr_patterns = [...], command = [...]\n  \
+[[invariant]]                # optional: a probe run DURING the seed, on host inv-1, inv-2, ...\n  \
+name = \"one leader per term\" # the check's name when it fails\n  \
+every = \"500ms\"             # virtual time between runs (first run at 500ms)\n  \
+after = [\"crash\", \"partition\"] # optional: also right after these faults (crash, restart,\n  \
+                             #   partition, heal, disk_crash, reboot); every or after is needed\n  \
+command = [\"./check-leader.sh\"] # relative to the file; exit 0 = holds; it gets FAULTLINE_NODES\n  \
+                             #   (n1=127.77.0.1,...), FAULTLINE_VTIME (ns), FAULTLINE_HISTORY\n  \
+timeout = \"2s\"              # optional (default 10s): virtual; a slower run fails the seed\n  \
 [[pinned]]                   # added by `faultline pin`\n\n\
-CHECKS: node exits, stderr patterns, linearizability of $FAULTLINE_HISTORY, the checker command.\n\
+CHECKS: node exits, invariants (a failing probe stops the seed there), stderr patterns,\n\
+linearizability of $FAULTLINE_HISTORY, the checker command.\n\
 ARTIFACTS: DIR/<scenario>/<seed>/: report.json, trace.jsonl, faults.json, net.jsonl,\n\
-timeline.txt, timeline.html, history.jsonl, <node>.stdout/.stderr, <node>.disk/.\n\n\
+timeline.txt, timeline.html, history.jsonl, <node>.stdout/.stderr, <node>.disk/,\n\
+inv-N.stdout/.stderr (every run of probe N).\n\n\
 EXIT CODES: 0 every seed passed, 1 a seed failed, 2 bad input.")]
     Run(RunArgs),
     /// Run a seed again from its artifact directory and check the run is identical.

@@ -199,7 +199,7 @@ fn exit_code(ending: &Ending) -> i32 {
     match ending {
         Ending::Exited(c) => *c,
         Ending::Signaled(s) => 128 + s,
-        Ending::Deadlock(_) | Ending::TimeLimit => EXIT_DEADLOCK,
+        Ending::Deadlock(_) | Ending::TimeLimit | Ending::Invariant => EXIT_DEADLOCK,
     }
 }
 

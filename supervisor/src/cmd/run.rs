@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use crate::cmd::cli::RunArgs;
 use crate::cmd::exec::config;
+use crate::engine::probes::ProbeSpec;
 use crate::engine::{Ending, Supervisor};
 use crate::host::launch::LaunchSpec;
 use crate::host::seccomp;
@@ -198,7 +199,9 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
     };
     let mut cfg = config(&args.sim, seed)?;
     cfg.until_ns = Some(sc.duration_ns);
-    let names: Vec<String> = sc.nodes.iter().map(|n| n.name.clone()).collect();
+    let mut names: Vec<String> = sc.nodes.iter().map(|n| n.name.clone()).collect();
+    // Each invariant probe runs on a host of its own, after the nodes'.
+    names.extend(sc.invariants.iter().map(|i| i.host.clone()));
     let net =
         NetState::new(seed, sc.net.clone(), &names, &dir.join("etc")).map_err(|e| e.to_string())?;
     let trace = TraceLog::new(Some(create("trace.jsonl".into())?), false);
@@ -299,9 +302,13 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
         }
         outputs.push((out, err));
     }
+    let probes = probe_specs(sc, &dir, &history_link)?;
+    outputs.extend(probes.1);
+    sup.add_probes(probes.0);
     let outcome = sup.run();
     drop(outputs);
     let failure = checks::node_exits(&outcome, &dir)
+        .or_else(|| checks::invariants(&outcome))
         .or_else(|| checks::stderr_patterns(&outcome, &dir, &sc.stderr_patterns))
         .or_else(|| checks::linearizable(&history))
         .or_else(|| checks::checker(&sc.checker, &dir, &outcome));
@@ -319,6 +326,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
         trace_hash: format!("0x{:016x}", outcome.hash),
         schedule_policy: args.sim.schedule(),
         nodes: artifacts::node_reports(&outcome),
+        invariants: artifacts::invariant_reports(sc, &outcome),
         failure,
         replay: format!("faultline replay {}", dir.display()),
     };
@@ -388,6 +396,61 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
         hash: outcome.hash,
         text,
     })
+}
+
+/// A program's stdout and stderr files, kept open while the seed runs.
+type OutputFiles = (File, File);
+
+/// The scenario's invariant probes for one seed, with the files their
+/// output goes to (`<host>.stdout`, `<host>.stderr`, every run appended;
+/// kept open until the seed ends). A probe's environment is the nodes' base
+/// plus `FAULTLINE_NODES` (`name=address,...` of the nodes) and
+/// `FAULTLINE_HISTORY`; the engine adds `FAULTLINE_VTIME` per run.
+fn probe_specs(
+    sc: &Scenario,
+    dir: &std::path::Path,
+    history_link: &str,
+) -> Result<(Vec<ProbeSpec>, Vec<OutputFiles>), String> {
+    let nodes: Vec<String> = sc
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("{}=127.77.0.{}", n.name, i + 1))
+        .collect();
+    let mut specs = Vec::new();
+    let mut files = Vec::new();
+    for inv in &sc.invariants {
+        let path = |stream: &str| dir.join(format!("{}.{stream}", inv.host));
+        let (out_path, err_path) = (path("stdout"), path("stderr"));
+        let open =
+            |p: &std::path::Path| File::create(p).map_err(|e| format!("{}: {e}", p.display()));
+        let (out, err) = (open(&out_path)?, open(&err_path)?);
+        let mut env: Vec<(String, String)> = BASE_ENV
+            .iter()
+            .map(|&(k, v)| (k.into(), v.into()))
+            .collect();
+        env.push(("FAULTLINE_NODES".into(), nodes.join(",")));
+        env.push(("FAULTLINE_HISTORY".into(), history_link.to_string()));
+        specs.push(ProbeSpec {
+            name: inv.name.clone(),
+            host: inv.host.clone(),
+            launch: LaunchSpec {
+                program: inv.program.display().to_string(),
+                args: inv.args.clone(),
+                env,
+                filter: seccomp::build_filter(&syscalls::trapped_numbers()),
+                output: Some((out.as_raw_fd(), err.as_raw_fd())),
+                mounts: Vec::new(),
+                channel_fd: None,
+            },
+            every: inv.every,
+            after: inv.after.clone(),
+            timeout: inv.timeout,
+            output_files: (out_path, err_path),
+        });
+        files.push((out, err));
+    }
+    Ok((specs, files))
 }
 
 /// Paths handed to the nodes, as symlinks of one fixed length: a path in the

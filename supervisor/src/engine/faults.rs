@@ -31,6 +31,7 @@ impl Supervisor {
             node: node.to_string(),
             detail,
         });
+        self.probes.after_fault(kind, t);
     }
 
     /// Applies the planned faults whose time has come.
@@ -55,7 +56,8 @@ impl Supervisor {
                     let cut = ids(&|n| isolate.contains(n));
                     let rest = match &from {
                         Some(from) => ids(&|n| from.contains(n)),
-                        None => ids(&|n| !isolate.contains(n)),
+                        // Probes watch every node: they are never cut off.
+                        None => ids(&|n| !isolate.contains(n) && !self.probes.is_host(n)),
                     };
                     self.net.net.partition(&cut, &rest, one_way);
                     let how = if one_way { "one way" } else { "both ways" };
@@ -106,37 +108,23 @@ impl Supervisor {
             return Ok(());
         };
         let host = self.net.hosts[name];
-        let mut victims: Vec<i32> = self
-            .procs
-            .values()
-            .filter(|p| p.host == host)
-            .map(|p| p.pid)
-            .collect();
-        victims.sort_unstable();
-        let killed = format!("{} process(es) killed", victims.len());
+        let victims = self.procs.values().filter(|p| p.host == host).count();
+        let killed = format!("{victims} process(es) killed");
         if planned {
             let kind = if how == Down::Kill { "kill" } else { "crash" };
-            self.fault(kind, name, &[victims.len() as i64], killed);
+            self.fault(kind, name, &[victims as i64], killed);
             self.roots[i].down = true;
             self.roots[i].crashes += 1;
         } else {
             self.fault(
                 "reboot",
                 name,
-                &[victims.len() as i64],
+                &[victims as i64],
                 format!("after its program exited; {killed}"),
             );
         }
         self.net.net.crash_host(host, self.clock.now());
-        for &pid in &victims {
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        self.crashing = true;
-        while victims.iter().any(|p| self.procs.contains_key(p)) {
-            let (who, status) = self.wait_any()?;
-            self.handle_other(who, status);
-        }
-        self.crashing = false;
+        self.kill_host(host)?;
         self.paused.remove(&host);
         if how == Down::Kill {
             return Ok(());
@@ -159,6 +147,28 @@ impl Supervisor {
             }
         }
         Ok(())
+    }
+
+    /// SIGKILLs every process on `host` and waits until all are reaped, so
+    /// their end lands at the same point of every run; returns how many.
+    pub(super) fn kill_host(&mut self, host: vnet::HostId) -> std::io::Result<usize> {
+        let mut victims: Vec<i32> = self
+            .procs
+            .values()
+            .filter(|p| p.host == host)
+            .map(|p| p.pid)
+            .collect();
+        victims.sort_unstable();
+        for &pid in &victims {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        self.crashing = true;
+        while victims.iter().any(|p| self.procs.contains_key(p)) {
+            let (who, status) = self.wait_any()?;
+            self.handle_other(who, status);
+        }
+        self.crashing = false;
+        Ok(victims.len())
     }
 
     /// Restarts a crashed node's command.

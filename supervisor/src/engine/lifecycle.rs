@@ -79,18 +79,31 @@ impl Supervisor {
 
     /// Spawns root `i` (again) on its host.
     pub(super) fn start_root(&mut self, i: usize) -> Result<(), launch::LaunchError> {
-        let host_id = self.net.hosts[&self.roots[i].name];
-        let pid = launch::spawn(&self.launch_spec(&self.roots[i].spec))?;
-        let mm = self.new_mm();
-        self.add_process(pid, None, mm);
-        self.procs.get_mut(&pid).expect("new root").host = host_id;
+        let (spec, host) = (self.roots[i].spec.clone(), self.roots[i].name.clone());
+        let (pid, vtid) = self.spawn_on(&spec, &host)?;
         let root = &mut self.roots[i];
         root.pid = pid;
         root.status = None;
+        self.run_until_stopped(vtid)
+    }
+
+    /// Spawns a program on simulated host `host`, stopped before its first
+    /// step (run it with `run_until_stopped`); returns its host pid and
+    /// thread.
+    pub(super) fn spawn_on(
+        &mut self,
+        spec: &LaunchSpec,
+        host: &str,
+    ) -> Result<(i32, Vtid), launch::LaunchError> {
+        let host_id = self.net.hosts[host];
+        let pid = launch::spawn(&self.launch_spec(spec))?;
+        let mm = self.new_mm();
+        self.add_process(pid, None, mm);
+        self.procs.get_mut(&pid).expect("new root").host = host_id;
         let vtid = self.add_thread(pid, pid);
         // A root's first stop is its exec event; it is "started" already.
         self.threads.get_mut(&vtid).expect("root thread").started = true;
-        self.run_until_stopped(vtid)
+        Ok((pid, vtid))
     }
 
     pub(super) fn new_mm(&mut self) -> u32 {
@@ -268,6 +281,9 @@ impl Supervisor {
             self.wake_vfork_parent(parent_tid);
         }
         let when = (self.clock.now(), self.trace.count());
+        if self.probes.exited(pid, status) {
+            return;
+        }
         if let Some(root) = self.roots.iter_mut().find(|r| r.pid == pid) {
             root.status = Some(status);
             root.exited_at = Some(when);

@@ -9,6 +9,7 @@ mod faults;
 mod lifecycle;
 mod net_disk_faults;
 mod pause;
+pub mod probes;
 mod run;
 pub mod scheduler;
 mod signals;
@@ -85,6 +86,8 @@ pub enum Ending {
     Deadlock(Vec<String>),
     /// The virtual time limit was reached with the program still running.
     TimeLimit,
+    /// An invariant probe failed; the run stopped there.
+    Invariant,
 }
 
 /// The result of one run.
@@ -112,6 +115,8 @@ pub struct Outcome {
     pub faults: Vec<FaultRecord>,
     /// Every network message (for the timeline).
     pub messages: Vec<vnet::NetEvent>,
+    /// Every finished run of an invariant probe.
+    pub probe_runs: Vec<probes::ProbeRun>,
 }
 
 /// The state of one run.
@@ -147,6 +152,8 @@ pub struct Supervisor {
     fault_log: Vec<FaultRecord>,
     /// Hosts whose threads are not scheduled (`pause` faults).
     paused: BTreeSet<vnet::HostId>,
+    /// The invariant probes and their runs.
+    probes: probes::Probes,
     early_stops: HashSet<i32>,
     pub(crate) signal_checks: BTreeSet<i32>,
     /// Signals due at virtual times: alarm/setitimer, and `--signal-at`.
@@ -202,7 +209,8 @@ pub struct FaultRecord {
     pub t: u64,
     /// The trace event number that records it.
     pub event: u64,
-    /// crash, restart, disk_crash, partition, heal.
+    /// crash, restart, reboot, disk_crash, partition, heal; probe,
+    /// probe_pass, probe_fail (an invariant probe's runs).
     pub kind: String,
     /// The node (or the isolated nodes, comma-separated).
     pub node: String,
@@ -263,6 +271,7 @@ impl Supervisor {
             plan,
             fault_log: Vec::new(),
             paused: BTreeSet::new(),
+            probes: probes::Probes::default(),
             early_stops: HashSet::new(),
             signal_checks: BTreeSet::new(),
             signal_timers: Vec::new(),

@@ -27,6 +27,13 @@ impl Supervisor {
                 eprintln!("faultline: internal error: {e}");
                 break Ending::Exited(125);
             }
+            if let Err(e) = self.tend_probes() {
+                eprintln!("faultline: internal error: invariant probe: {e}");
+                break Ending::Exited(125);
+            }
+            if self.probes.failed() {
+                break Ending::Invariant;
+            }
             self.net.advance(self.clock.now());
             self.fire_signal_timers();
             self.check_signals();
@@ -60,6 +67,7 @@ impl Supervisor {
             roots: self.roots.clone(),
             faults: std::mem::take(&mut self.fault_log),
             messages: self.net.net.drain_events(),
+            probe_runs: self.probes.take_runs(),
             ending,
             vtime: self.clock.now(),
             events: self.trace.count(),
@@ -92,13 +100,15 @@ impl Supervisor {
     }
 
     /// The earliest event that is not a parked thread's deadline: a signal
-    /// timer, a network delivery, a planned fault.
+    /// timer, a network delivery, a planned fault, an invariant probe's
+    /// start or timeout.
     pub(super) fn other_deadline(&self) -> Option<u64> {
         self.signal_timers
             .iter()
             .map(|t| t.at)
             .chain(self.net.net.next_event_time())
             .chain(self.plan.first().map(|f| f.0))
+            .chain(self.probes.next_time())
             .min()
     }
 

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::engine::{signal_name, Outcome, Root};
 use crate::report::checks::Failure;
+use crate::scenario::Scenario;
 
 /// Version of the artifact formats.
 pub const FORMAT: u32 = 1;
@@ -43,6 +44,8 @@ pub struct Report<'a> {
     pub schedule_policy: crate::engine::scheduler::SchedulePolicy,
     /// The nodes in host order (host i has address 127.77.0.(i+1)).
     pub nodes: Vec<NodeReport>,
+    /// The invariant probes, on the hosts after the nodes'.
+    pub invariants: Vec<InvariantReport>,
     /// The first failing check.
     pub failure: Option<Failure>,
     /// The command that runs this seed again.
@@ -62,6 +65,39 @@ pub struct NodeReport {
     pub crashes: u32,
     /// Restarts after exiting by itself.
     pub restarts: u32,
+}
+
+/// One invariant probe in report.json.
+#[derive(Serialize)]
+pub struct InvariantReport {
+    /// The invariant's name.
+    pub name: String,
+    /// The host it runs on.
+    pub host: String,
+    /// Its address.
+    pub address: String,
+    /// Runs judged.
+    pub runs: usize,
+    /// Runs that failed (at most 1: the run stops at the first).
+    pub failed: usize,
+}
+
+/// Builds report.json's invariant list.
+pub fn invariant_reports(sc: &Scenario, outcome: &Outcome) -> Vec<InvariantReport> {
+    sc.invariants
+        .iter()
+        .enumerate()
+        .map(|(i, inv)| {
+            let runs = outcome.probe_runs.iter().filter(|r| r.name == inv.name);
+            InvariantReport {
+                name: inv.name.clone(),
+                host: inv.host.clone(),
+                address: format!("127.77.0.{}", sc.nodes.len() + i + 1),
+                runs: runs.clone().count(),
+                failed: runs.filter(|r| !r.pass).count(),
+            }
+        })
+        .collect()
 }
 
 /// How a node ended, in words.
@@ -133,7 +169,11 @@ fn timeline_text(report: &Report, outcome: &Outcome) -> String {
             u64::MAX,
             format!(
                 "{:<10} {:<12} check {:?}: {}",
-                "-", "FAIL", f.check, f.message
+                "-",
+                "FAIL",
+                f.check,
+                // One row per line: an invariant's quoted output is in its files.
+                f.message.lines().next().unwrap_or_default()
             ),
         ));
     }

@@ -1,5 +1,5 @@
-//! The checks that decide a seed: node exits, stderr patterns that mean
-//! failure, the linearizability of the key-value history the workload
+//! The checks that decide a seed: node exits, the scenario's invariant
+//! probes, stderr patterns that mean failure, the linearizability of the key-value history the workload
 //! recorded, and an optional checker command. The first failing check is
 //! the seed's failure, with the virtual time and event it happened at.
 
@@ -12,7 +12,8 @@ use crate::engine::{signal_name, Outcome};
 /// Why a seed failed.
 #[derive(Debug, Clone, Serialize)]
 pub struct Failure {
-    /// The check's name: "node exit", "stderr pattern", "linearizable", "checker".
+    /// The check's name: "node exit", an invariant's name, "stderr pattern",
+    /// "linearizable", "checker".
     pub check: String,
     /// What went wrong, for a person.
     pub message: String,
@@ -74,6 +75,19 @@ fn last_words(dir: &Path, node: &str) -> String {
         }
     }
     String::new()
+}
+
+/// The first run of an invariant probe that failed (the run stopped there):
+/// the check is named after the invariant.
+pub fn invariants(outcome: &Outcome) -> Option<Failure> {
+    let run = outcome.probe_runs.iter().find(|r| !r.pass)?;
+    Some(Failure {
+        check: run.name.clone(),
+        message: run.message.clone(),
+        t_ns: run.t,
+        event: run.event,
+        unit: "event".into(),
+    })
 }
 
 /// A node whose stderr contains one of `patterns`.

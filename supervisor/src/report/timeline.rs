@@ -37,8 +37,21 @@ struct Report {
     events: u64,
     trace_hash: String,
     nodes: Vec<Node>,
+    /// Absent in artifacts written before invariant probes existed.
+    #[serde(default)]
+    invariants: Vec<Invariant>,
     failure: Option<Failure>,
     replay: String,
+}
+
+/// One invariant probe of report.json: a lane of its own, after the nodes'.
+#[derive(Debug, Deserialize, Serialize)]
+struct Invariant {
+    name: String,
+    host: String,
+    address: String,
+    runs: usize,
+    failed: usize,
 }
 
 /// One node of report.json (node i is host i).
@@ -182,7 +195,8 @@ pub fn render(dir: &Path) -> Result<PathBuf, String> {
     }
     let faults: Vec<Fault> = read_json(&dir.join("faults.json"))?;
     let exits = read_exits(&dir.join("timeline.txt"))?;
-    let messages = read_messages(&dir.join("net.jsonl"), report.nodes.len())?;
+    let hosts = report.nodes.len() + report.invariants.len();
+    let messages = read_messages(&dir.join("net.jsonl"), hosts)?;
     let total_messages = messages.len();
     let focus = report.failure.as_ref().map_or(report.vtime_ns, |f| f.t_ns);
     let kept = nearest(messages, focus, MAX_MESSAGES);
@@ -222,7 +236,7 @@ fn read_messages(path: &Path, hosts: usize) -> Result<Vec<Message>, String> {
         let m: Message = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
         if let Some(host) = [m.from, m.to].into_iter().find(|&h| h >= hosts) {
             return Err(bad(format!(
-                "host {host}, but report.json has {hosts} node(s)"
+                "host {host}, but report.json has {hosts} host(s)"
             )));
         }
         messages.push(m);
@@ -394,6 +408,15 @@ mod tests {
         let bad_host = r#"{"sent_at":1,"at":2,"from":0,"to":2,"kind":"Rst","dropped":null}"#;
         let err = render(&seed_dir("host", bad_host)).unwrap_err();
         assert!(err.contains("net.jsonl:1: malformed: host 2"), "{err}");
+        let dir = seed_dir("probe-host", bad_host);
+        let report = fs::read_to_string(dir.join("report.json")).unwrap();
+        let with_probe = report.replace(
+            "\"failure\"",
+            r#""invariants":[{"name":"one leader","host":"inv-1","address":"127.77.0.3","runs":4,"failed":1}],"failure""#,
+        );
+        fs::write(dir.join("report.json"), with_probe).unwrap();
+        let html = fs::read_to_string(render(&dir).unwrap()).unwrap();
+        assert_eq!(embedded(&html)["report"]["invariants"][0]["host"], "inv-1");
 
         let dir = seed_dir("format", NET);
         let report = fs::read_to_string(dir.join("report.json")).unwrap();

@@ -4,6 +4,7 @@
 
 pub mod duration;
 mod faults;
+pub mod invariant;
 pub mod plan;
 
 use std::collections::BTreeMap;
@@ -14,6 +15,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::host::launch;
+use crate::scenario::invariant::{InvariantSpec, RawInvariant};
 use crate::scenario::plan::{FaultSpec, PlanRules};
 
 /// A scenario as written in the file.
@@ -37,6 +39,8 @@ struct File {
     disk: DiskSection,
     #[serde(rename = "pinned", default)]
     pinned: Vec<Pinned>,
+    #[serde(rename = "invariant", default)]
+    invariants: Vec<RawInvariant>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -140,6 +144,8 @@ pub struct Scenario {
     pub ordered_metadata: bool,
     /// Seeds pinned as regressions, with their notes: they run first, every time.
     pub pinned: Vec<(u64, String)>,
+    /// Probes run during the seed, each on a host of its own after the nodes'.
+    pub invariants: Vec<InvariantSpec>,
 }
 
 /// Where in the file something went wrong, and what.
@@ -155,6 +161,8 @@ pub struct ScenarioError {
 struct Ctx<'a> {
     file: &'a Path,
     text: &'a str,
+    /// The scenario file's directory: relative commands resolve against it.
+    dir: &'a Path,
 }
 
 impl Ctx<'_> {
@@ -174,6 +182,29 @@ impl Ctx<'_> {
         duration::parse_ns(v.get_ref())
             .map_err(|e| self.err(v.span(), format!("field `{field}`: {e}")))
     }
+
+    /// A `command` field: the program (a path with a `/` relative to the
+    /// scenario file, a bare name on PATH) and its arguments.
+    fn command(
+        &self,
+        command: &Spanned<Vec<String>>,
+        owner: &str,
+    ) -> Result<(PathBuf, Vec<String>), ScenarioError> {
+        let Some((program, args)) = command.get_ref().split_first() else {
+            return Err(self.err(
+                command.span(),
+                "field `command`: must name a program".into(),
+            ));
+        };
+        let located = if program.contains('/') && !Path::new(program).is_absolute() {
+            self.dir.join(program).display().to_string()
+        } else {
+            program.clone()
+        };
+        let program = launch::resolve_program(&located)
+            .map_err(|e| self.err(command.span(), format!("field `command` of {owner}: {e}")))?;
+        Ok((program, args.to_vec()))
+    }
 }
 
 /// Reads and validates a scenario file; paths in node commands resolve
@@ -185,15 +216,16 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         column: 0,
         message: format!("cannot read: {e}"),
     })?;
+    let dir = path.parent().unwrap_or(Path::new("."));
     let ctx = Ctx {
         file: path,
         text: &text,
+        dir,
     };
     let raw: File = toml::from_str(&text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         ctx.err(span, e.message().to_string())
     })?;
-    let dir = path.parent().unwrap_or(Path::new("."));
     let duration_ns = ctx.duration("duration", &raw.duration)?;
     if raw.name.get_ref().is_empty() {
         return Err(ctx.err(raw.name.span(), "field `name`: must not be empty".into()));
@@ -222,23 +254,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
                 format!("field `name`: node {name:?} is defined twice"),
             ));
         }
-        let Some((program, args)) = node.command.get_ref().split_first() else {
-            return Err(ctx.err(
-                node.command.span(),
-                "field `command`: must name a program".into(),
-            ));
-        };
-        let located = if program.contains('/') && !Path::new(program).is_absolute() {
-            dir.join(program).display().to_string()
-        } else {
-            program.clone()
-        };
-        let program = launch::resolve_program(&located).map_err(|e| {
-            ctx.err(
-                node.command.span(),
-                format!("field `command` of node {name:?}: {e}"),
-            )
-        })?;
+        let (program, args) = ctx.command(&node.command, &format!("node {name:?}"))?;
         let data_dir = match &node.data_dir {
             Some(d) if !d.get_ref().starts_with('/') => {
                 return Err(ctx.err(
@@ -256,7 +272,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         nodes.push(NodeSpec {
             name,
             program,
-            args: args.to_vec(),
+            args,
             env: node.env.clone(),
             data_dir,
             restart_on_exit: (node.restart_on_exit || node.reboot_on_exit).then_some(delay),
@@ -298,6 +314,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         quiet,
         swarm: raw.rules.swarm,
     };
+    let invariants = invariant::specs(&ctx, &raw.invariants, &names)?;
     let pinned = raw
         .pinned
         .iter()
@@ -333,6 +350,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         stderr_patterns,
         checker: raw.check.command.clone().unwrap_or_default(),
         pinned,
+        invariants,
         name: raw.name.into_inner(),
         duration_ns,
         seeds: raw.seeds.unwrap_or(1),
