@@ -60,14 +60,16 @@ fn a_scenario_records_its_policy_in_report_json() {
     let dir = scratch_dir("schedule-report");
     let text = "name = \"schedule-report\"\nduration = \"1s\"\n\n[[node]]\nname = \"n\"\ncommand = [\"/bin/sh\", \"-c\", \"echo hi\"]\n";
     let file = ScenarioFile::raw(&dir, "s.toml", text);
-    let run = file
-        .runner()
-        .seed(5)
-        .flag("--schedule-policy")
-        .flag("pct")
-        .flag("--pct-depth")
-        .flag("4")
-        .run();
+    let run_pct = || {
+        file.runner()
+            .seed(5)
+            .flag("--schedule-policy")
+            .flag("pct")
+            .flag("--pct-depth")
+            .flag("4")
+            .run()
+    };
+    let run = run_pct();
     run.expect_pass();
     let report: serde_json::Value = serde_json::from_slice(
         &std::fs::read(run.seed_dir(5).join("report.json")).expect("report.json"),
@@ -78,13 +80,6 @@ fn a_scenario_records_its_policy_in_report_json() {
         serde_json::json!({"kind": "pct", "depth": 4, "steps": 20000}),
         "{report}"
     );
-    let again = file
-        .runner()
-        .seed(5)
-        .flag("--schedule-policy")
-        .flag("pct")
-        .flag("--pct-depth")
-        .flag("4")
-        .run();
+    let again = run_pct();
     assert_eq!(run.report().trace_hash, again.report().trace_hash);
 }

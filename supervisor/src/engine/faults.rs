@@ -45,19 +45,10 @@ impl Supervisor {
                     from,
                     one_way,
                 } => {
-                    let ids = |keep: &dyn Fn(&String) -> bool| -> Vec<vnet::HostId> {
-                        self.net
-                            .hosts
-                            .iter()
-                            .filter(|(n, _)| keep(n))
-                            .map(|(_, id)| *id)
-                            .collect()
-                    };
-                    let cut = ids(&|n| isolate.contains(n));
+                    let cut = self.host_ids(|n| isolate.contains(n));
                     let rest = match &from {
-                        Some(from) => ids(&|n| from.contains(n)),
-                        // Probes watch every node: they are never cut off.
-                        None => ids(&|n| !isolate.contains(n) && !self.probes.is_host(n)),
+                        Some(from) => self.host_ids(|n| from.contains(n)),
+                        None => self.host_ids(|n| !isolate.contains(n)),
                     };
                     self.net.net.partition(&cut, &rest, one_way);
                     let how = if one_way { "one way" } else { "both ways" };
@@ -147,6 +138,18 @@ impl Supervisor {
             }
         }
         Ok(())
+    }
+
+    /// The ids of the nodes' hosts whose names satisfy `keep`, in host order.
+    /// Probe hosts are never among them: probes watch every node and are
+    /// never faulted.
+    pub(super) fn host_ids(&self, keep: impl Fn(&String) -> bool) -> Vec<vnet::HostId> {
+        self.net
+            .hosts
+            .iter()
+            .filter(|(n, _)| keep(n) && !self.probes.is_host(n))
+            .map(|(_, id)| *id)
+            .collect()
     }
 
     /// SIGKILLs every process on `host` and waits until all are reaped, so

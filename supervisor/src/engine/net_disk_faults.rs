@@ -10,18 +10,10 @@ use crate::scenario::plan::{Groups, LinkFault};
 impl Supervisor {
     /// The host ids of both groups (`and` absent: every other host).
     fn group_ids(&self, g: &Groups) -> (Vec<vnet::HostId>, Vec<vnet::HostId>) {
-        let pick = |keep: &dyn Fn(&String) -> bool| -> Vec<vnet::HostId> {
-            self.net
-                .hosts
-                .iter()
-                .filter(|(n, _)| keep(n))
-                .map(|(_, id)| *id)
-                .collect()
-        };
-        let a = pick(&|n| g.between.contains(n));
+        let a = self.host_ids(|n| g.between.contains(n));
         let b = match &g.and {
-            Some(and) => pick(&|n| and.contains(n)),
-            None => pick(&|n| !g.between.contains(n)),
+            Some(and) => self.host_ids(|n| and.contains(n)),
+            None => self.host_ids(|n| !g.between.contains(n)),
         };
         (a, b)
     }
