@@ -90,7 +90,8 @@ max_down = \"500ms\"          #   (pause also at/until: the window); planned: at
 [[pinned]]                   # added by `faultline pin`\n\n\
 CHECKS: node exits, stderr patterns, linearizability of $FAULTLINE_HISTORY, the checker command.\n\
 ARTIFACTS: DIR/<scenario>/<seed>/: report.json, trace.jsonl, faults.json, net.jsonl,\n\
-timeline.txt, timeline.html, history.jsonl, <node>.stdout/.stderr, <node>.disk/.\n\n\
+timeline.txt, timeline.html, faultline.log (diagnostics), output.jsonl (when output was\n\
+written), history.jsonl, <node>.stdout/.stderr, <node>.disk/.\n\n\
 EXIT CODES: 0 every seed passed, 1 a seed failed, 2 bad input.")]
     Run(RunArgs),
     /// Run a seed again from its artifact directory and check the run is identical.

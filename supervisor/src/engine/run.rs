@@ -60,6 +60,8 @@ impl Supervisor {
             roots: self.roots.clone(),
             faults: std::mem::take(&mut self.fault_log),
             messages: self.net.net.drain_events(),
+            diagnostics: std::mem::take(&mut self.diagnostics).into_list(),
+            output: std::mem::take(&mut self.outputs).into_marks(),
             ending,
             vtime: self.clock.now(),
             events: self.trace.count(),
