@@ -216,7 +216,9 @@ fn artifact_json(dir: &std::path::Path, name: &str) -> serde_json::Value {
 /// durable with sync(1), then rewrites `wal/seg` through a failing fsync
 /// (vfs drops the data) and is crashed; node `b`'s write fails with EIO. A
 /// `lose_dir_entries` bug drops `snap/x`. The trace names the paths of the
-/// file calls on the data_dirs.
+/// file calls on the data_dirs. Each node ends in `exec sleep`, one process:
+/// the order in which a crash reaps several processes of a node is not
+/// deterministic yet (the process_exit events can swap).
 #[test]
 fn disk_faults_name_their_node_paths_and_errno_in_the_artifacts() {
     let dir = scratch_dir("disk-named");
@@ -224,9 +226,9 @@ fn disk_faults_name_their_node_paths_and_errno_in_the_artifacts() {
     let (a, b) = (a.display(), b.display());
     let script_a = format!(
         "mkdir {a}/wal {a}/snap && echo one > {a}/wal/seg && echo s > {a}/snap/x && sync && \
-         dd if=/dev/zero of={a}/wal/seg bs=512 count=1 conv=notrunc,fsync; sleep 10"
+         dd if=/dev/zero of={a}/wal/seg bs=512 count=1 conv=notrunc,fsync; exec sleep 10"
     );
-    let script_b = format!("echo x > {b}/f || echo 'write failed' >&2; sleep 10");
+    let script_b = format!("echo x > {b}/f || echo 'write failed' >&2; exec sleep 10");
     let text = format!(
         r#"name = "disk-named"
 duration = "3s"
