@@ -201,3 +201,134 @@ down = "100ms"
         meta.blocks() * 512
     );
 }
+
+/// A JSON artifact of a seed directory.
+#[track_caller]
+fn artifact_json(dir: &std::path::Path, name: &str) -> serde_json::Value {
+    let path = dir.join(name);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// Injected fsync and write errors and a disk crash are named in the
+/// artifacts with their node, paths and errno: node `a` makes its files
+/// durable with sync(1), then rewrites `wal/seg` through a failing fsync
+/// (vfs drops the data) and is crashed; node `b`'s write fails with EIO. A
+/// `lose_dir_entries` bug drops `snap/x`. The trace names the paths of the
+/// file calls on the data_dirs. Each node ends in `exec sleep`, one process:
+/// the order in which a crash reaps several processes of a node is not
+/// deterministic yet (the process_exit events can swap).
+#[test]
+fn disk_faults_name_their_node_paths_and_errno_in_the_artifacts() {
+    let dir = scratch_dir("disk-named");
+    let (a, b) = (dir.join("mnt/a"), dir.join("mnt/b"));
+    let (a, b) = (a.display(), b.display());
+    let script_a = format!(
+        "mkdir {a}/wal {a}/snap && echo one > {a}/wal/seg && echo s > {a}/snap/x && sync && \
+         dd if=/dev/zero of={a}/wal/seg bs=512 count=1 conv=notrunc,fsync; exec sleep 10"
+    );
+    let script_b = format!("echo x > {b}/f || echo 'write failed' >&2; exec sleep 10");
+    let text = format!(
+        r#"name = "disk-named"
+duration = "3s"
+
+[[node]]
+name = "a"
+data_dir = "{a}"
+command = ["/bin/sh", "-c", {script_a:?}]
+
+[[node]]
+name = "b"
+data_dir = "{b}"
+command = ["/bin/sh", "-c", {script_b:?}]
+
+[[fault]]
+kind = "fsync_error"
+probability = 1.0
+nodes = ["a"]
+
+[[fault]]
+kind = "write_error"
+errno = "EIO"
+probability = 1.0
+nodes = ["b"]
+
+[[fault]]
+kind = "lose_dir_entries"
+dir = "snap"
+nodes = ["a"]
+
+[[fault]]
+kind = "crash"
+at = "1s"
+node = "a"
+down = "5s"
+"#
+    );
+    let file = ScenarioFile::raw(&dir, "disk.toml", &text);
+    let run = run_scenario_twice(&file.runner().seed(7));
+    run.expect_pass();
+    let seed_dir = run.seed_dir(7);
+    let faults = artifact_json(&seed_dir, "faults.json");
+    let faults = faults.as_array().expect("faults.json is a list");
+    let of_kind = |kind: &str| -> Vec<&serde_json::Value> {
+        faults.iter().filter(|f| f["kind"] == kind).collect()
+    };
+    let seg = format!("{a}/wal/seg");
+    let fsync = of_kind("fsync_error");
+    assert_eq!(fsync.len(), 1, "{faults:?}\n{run}");
+    assert_eq!(fsync[0]["node"], "a");
+    assert_eq!(fsync[0]["path"], seg.as_str());
+    assert_eq!(fsync[0]["errno"], "EIO");
+    let write = of_kind("write_error");
+    assert_eq!(write.len(), 1, "{faults:?}\n{run}");
+    assert_eq!(write[0]["node"], "b");
+    assert_eq!(write[0]["path"], format!("{b}/f").as_str());
+    assert_eq!(write[0]["errno"], "EIO");
+    let crash = of_kind("disk_crash");
+    assert_eq!(crash.len(), 1, "{faults:?}\n{run}");
+    assert_eq!(crash[0]["lost"], serde_json::json!([seg]), "{faults:?}");
+    assert_eq!(
+        crash[0]["reverted"],
+        serde_json::json!([format!("lost entry {a}/snap/x")]),
+        "{faults:?}"
+    );
+
+    let timeline = std::fs::read_to_string(seed_dir.join("timeline.txt")).unwrap();
+    for wanted in [
+        format!("fsync_error  fsync {seg}: EIO"),
+        format!("write_error  write {b}/f: EIO"),
+        format!("disk_crash   lost writes: {seg}; reverted: lost entry {a}/snap/x"),
+    ] {
+        assert!(
+            timeline.lines().any(|l| l.contains(&wanted)),
+            "timeline.txt lacks {wanted:?}:\n{timeline}"
+        );
+    }
+    let page = std::fs::read_to_string(seed_dir.join("timeline.html")).unwrap();
+    assert!(
+        page.contains(&format!(r#""kind":"fsync_error","node":"a","detail":"fsync {seg}: EIO","path":"{seg}","errno":"EIO""#)),
+        "timeline.html does not embed the fsync error with its path"
+    );
+
+    let trace = std::fs::read_to_string(seed_dir.join("trace.jsonl")).unwrap();
+    // By name prefix: glibc may make mkdir and open as mkdirat and openat.
+    let event = |call: &str, path: &str| {
+        let paths = format!(r#""paths":["{path}"]"#);
+        trace
+            .lines()
+            .any(|l| l.contains(&format!(r#""call":"{call}"#)) && l.contains(&paths))
+    };
+    for (call, path) in [
+        ("mkdir", format!("{a}/wal")),
+        ("open", seg.clone()),
+        ("fsync", seg.clone()),
+        ("write", format!("{b}/f")),
+    ] {
+        assert!(
+            event(call, &path),
+            "no {call} event names {path} in the trace"
+        );
+    }
+}

@@ -15,10 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use faultline_e2e::browser::{chromium, lane_tags, CHROMIUM, HEIGHT, WIDTH};
+use faultline_e2e::checks::run_scenario_twice;
 use faultline_e2e::exec::{run_command, tail, DEFAULT_TIMEOUT};
 use faultline_e2e::kv::KvScenario;
 use faultline_e2e::paths::{faultline_bin, scratch_dir};
-use faultline_e2e::ScenarioFile;
+use faultline_e2e::{Program, ScenarioFile};
 
 /// The page's lane backgrounds (`.lane-bg` and `.lane-bg.alt`) and the red of
 /// its failure marks, as RGB.
@@ -249,4 +250,194 @@ fn page_checks_tell_fetches_from_text_and_read_nested_elements() {
         Some("check a <b> & c")
     );
     assert_eq!(element_text(dom, "id=\"missing\""), None);
+}
+
+/// The JSON data embedded in a rendered page.
+fn page_data(html: &str) -> serde_json::Value {
+    let open = "<script id=\"data\" type=\"application/json\">";
+    let start = html.find(open).expect("the page embeds its data") + open.len();
+    let end = start + html[start..].find("</script>").expect("the data ends");
+    serde_json::from_str(&html[start..end]).expect("the embedded data is JSON")
+}
+
+/// The page data's rows (arrays) whose element `at` is `value`.
+fn rows_with<'a>(
+    rows: &'a serde_json::Value,
+    at: usize,
+    value: &str,
+) -> Vec<&'a serde_json::Value> {
+    rows.as_array()
+        .expect("a list of rows")
+        .iter()
+        .filter(|r| r[at] == value)
+        .collect()
+}
+
+/// A server that says hello on stdout and stderr, exits after 0.5 s and is
+/// rebooted and restarted each time, and a client that logs, then records
+/// a history in which a get misses an acknowledged put. The page draws the
+/// client's operations as bars on its lane with the two the violation names
+/// highlighted, every node's log lines on its lane at the time they were
+/// written, the reboots with their own mark, legend entry and down-time
+/// shading, and Chromium runs its script without an error. An echo pair on
+/// a slow network (300-400 ms per message) has its long-held messages drawn
+/// as stubs at both ends, not as lines across the lanes.
+#[test]
+fn the_page_draws_operations_logs_and_reboots_without_script_errors() {
+    let dir = scratch_dir("timeline-lanes");
+    let history = r#"printf '%s\n' '{"process":1,"op":"put","key":"k1","value":"v1","invoke":100000001000,"complete":101000000000,"outcome":"ok"}' '{"process":2,"op":"get","key":"k1","value":null,"invoke":102000000000,"complete":102000000100,"outcome":"ok"}' >> "$FAULTLINE_HISTORY""#;
+    let client = format!("echo 'client: start'; sleep 1; {history}; echo 'client: done'");
+    let server = "echo 'server: up'; echo 'server: warming' >&2; sleep 0.5; exit 0";
+    let (echo, talker) = (
+        Program::c("epoll_echo").path(),
+        Program::c("echo_client").path(),
+    );
+    let text = format!(
+        r#"name = "timeline-lanes"
+duration = "3s"
+
+[net]
+delay_min = "300ms"
+delay_max = "400ms"
+
+[[node]]
+name = "server"
+command = ["/bin/sh", "-c", {server:?}]
+restart_on_exit = true
+reboot_on_exit = true
+
+[[node]]
+name = "client"
+command = ["/bin/sh", "-c", {client:?}]
+
+[[node]]
+name = "echo"
+command = ["{echo}", "7000", "1"]
+
+[[node]]
+name = "talker"
+command = ["{talker}", "echo", "7000", "t", "2"]
+"#,
+        echo = echo.display(),
+        talker = talker.display(),
+    );
+    let file = ScenarioFile::raw(&dir, "lanes.toml", &text);
+    let run = run_scenario_twice(&file.runner().seed(3));
+    run.expect_code(1);
+    let seed_dir = run.seed_dir(3);
+    let page = seed_dir.join("timeline.html");
+    let html = fs::read_to_string(&page).unwrap_or_else(|e| panic!("no page: {e}\n{run}"));
+    let data = page_data(&html);
+    let failure = &data["report"]["failure"];
+    assert_eq!(failure["check"], "linearizable", "{failure}");
+    assert_eq!(
+        failure["operations"],
+        serde_json::json!([0, 1]),
+        "{failure}"
+    );
+
+    // [invoke, complete, lane, process, what, outcome, index]; client is lane 1.
+    let ops = &data["ops"];
+    assert_eq!(
+        ops,
+        &serde_json::json!([
+            [1000, 1_000_000_000u64, 1, 1, "put k1=\"v1\"", "ok", 0],
+            [
+                2_000_000_000u64,
+                2_000_000_100u64,
+                1,
+                2,
+                "get k1 -> nothing",
+                "ok",
+                1
+            ]
+        ]),
+        "{ops}"
+    );
+
+    // [t, lane, stream, text]: stamped with the virtual time of the write.
+    let logs = &data["logs"];
+    let at = |text: &str| -> Vec<u64> {
+        rows_with(logs, 3, text)
+            .iter()
+            .map(|r| r[0].as_u64().expect("a time"))
+            .collect()
+    };
+    let up = rows_with(logs, 3, "server: up");
+    assert!(
+        up.len() >= 4,
+        "the server said hello only {} time(s): {logs}",
+        up.len()
+    );
+    assert!(up.iter().all(|r| r[1] == 0 && r[2] == "stdout"), "{logs}");
+    let warming = rows_with(logs, 3, "server: warming");
+    assert!(
+        warming.iter().all(|r| r[1] == 0 && r[2] == "stderr"),
+        "{logs}"
+    );
+    let ups = at("server: up");
+    assert!(
+        ups.windows(2).all(|w| w[1] >= w[0] + 500_000_000),
+        "the restarts' hellos are not 0.5 s apart: {ups:?}"
+    );
+    let (start, done) = (at("client: start"), at("client: done"));
+    assert_eq!((start.len(), done.len()), (1, 1), "{logs}");
+    assert!(
+        start[0] < 1_000_000_000 && done[0] >= 1_000_000_000,
+        "{start:?} {done:?}"
+    );
+
+    let reboots: Vec<&serde_json::Value> = data["faults"]
+        .as_array()
+        .expect("faults")
+        .iter()
+        .filter(|f| f["kind"] == "reboot" && f["node"] == "server")
+        .collect();
+    assert!(reboots.len() >= 3, "{}", data["faults"]);
+
+    let dom = chromium(&page, &["--dump-dom".into()]);
+    let dom = String::from_utf8_lossy(&dom);
+    let body = &dom[dom.find("<body").expect("a body")..];
+    let body_tag = &body[..body.find('>').expect("the body tag ends")];
+    assert!(
+        body_tag.contains("data-rendered=\"ok\"") && !body_tag.contains("data-js-errors"),
+        "the page's script did not finish: {body_tag}\n{}",
+        element_text(&dom, "id=\"js-errors\"").unwrap_or_default()
+    );
+    for legend in [
+        "reboot",
+        "rebooting",
+        "op-ok",
+        "op-violation",
+        "log",
+        "exit",
+    ] {
+        assert!(
+            dom.contains(&format!("data-legend=\"{legend}\"")),
+            "no legend entry {legend}"
+        );
+    }
+    assert!(
+        dom.contains("class=\"op ok violation\""),
+        "no highlighted operation bar"
+    );
+    assert!(dom.contains("class=\"log stdout\""), "no stdout log tick");
+    assert!(dom.contains("data-kind=\"reboot\""), "no reboot mark");
+    assert!(
+        dom.contains("class=\"rebooting\""),
+        "no reboot down-time shading"
+    );
+    let slow = data["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m[1].as_u64() >= m[0].as_u64().map(|sent| sent + 300_000_000))
+        .count();
+    assert!(slow > 0, "no slow message: {}", data["messages"]);
+    assert!(
+        dom.contains("class=\"msg held\""),
+        "a long-held message is drawn across the lanes"
+    );
+    let log_table = element_text(&dom, "id=\"logs\"").expect("a log table");
+    assert!(log_table.contains("client: done"), "{log_table}");
 }

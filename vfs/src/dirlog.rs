@@ -51,6 +51,22 @@ pub enum DirOp {
     },
 }
 
+impl DirOp {
+    /// The operation in words, its paths under `root` (where the program
+    /// sees the disk): `rename /data/a.tmp -> /data/a`.
+    pub fn describe(&self, root: &std::path::Path) -> String {
+        let p = |path: &PathBuf| root.join(path).display().to_string();
+        match self {
+            DirOp::Create { path } => format!("create {}", p(path)),
+            DirOp::Mkdir { path } => format!("mkdir {}", p(path)),
+            DirOp::Link { existing, new } => format!("link {} -> {}", p(existing), p(new)),
+            DirOp::Unlink { path } => format!("unlink {}", p(path)),
+            DirOp::Rmdir { path } => format!("rmdir {}", p(path)),
+            DirOp::Rename { from, to } => format!("rename {} -> {}", p(from), p(to)),
+        }
+    }
+}
+
 /// One directory entry set or removed: the unit a directory fsync persists.
 #[derive(Debug, Clone)]
 pub(crate) struct Change {

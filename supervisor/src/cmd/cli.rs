@@ -99,7 +99,8 @@ timeout = \"2s\"              # optional (default 10s): virtual; a slower run fa
 CHECKS: node exits, invariants (a failing probe stops the seed there), stderr patterns,\n\
 linearizability of $FAULTLINE_HISTORY, the checker command.\n\
 ARTIFACTS: DIR/<scenario>/<seed>/: report.json, trace.jsonl, faults.json, net.jsonl,\n\
-timeline.txt, timeline.html, history.jsonl, <node>.stdout/.stderr, <node>.disk/,\n\
+timeline.txt, timeline.html, faultline.log (diagnostics), output.jsonl (when output was\n\
+written), history.jsonl, <node>.stdout/.stderr, <node>.disk/,\n\
 inv-N.stdout/.stderr (every run of probe N).\n\n\
 EXIT CODES: 0 every seed passed, 1 a seed failed, 2 bad input.")]
     Run(RunArgs),

@@ -214,6 +214,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
     let history = dir.join("history.jsonl");
     let mut links = StableLinks::default();
     let history_link = links.add(&history, "history.jsonl")?;
+    sup.watch_history(history.clone());
     for node in &sc.nodes {
         // `{node_dir}` in a node's arguments or environment is a fresh,
         // empty directory of this seed (a data directory, say).
@@ -323,6 +324,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
         stops: outcome.stops,
         fast_calls: outcome.fast_calls,
         preemptions: outcome.preemptions,
+        diagnostics: crate::engine::diagnostics::counts(&outcome.diagnostics),
         trace_hash: format!("0x{:016x}", outcome.hash),
         schedule_policy: args.sim.schedule(),
         nodes: artifacts::node_reports(&outcome),
@@ -386,7 +388,7 @@ pub fn run_seed(sc: &Scenario, args: &RunArgs, seed: u64) -> Result<SeedResult, 
             f.unit,
             f.event
         );
-        let _ = writeln!(text, "  {}", f.message);
+        text.push_str(&f.indented("  "));
         let _ = writeln!(text, "  replay:    faultline replay {}", dir.display());
         let _ = writeln!(text, "  artifacts: {}/", dir.display());
     }

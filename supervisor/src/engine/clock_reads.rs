@@ -42,9 +42,10 @@ impl Supervisor {
                 true
             }
             Err(e) => {
-                self.report_once(format!(
-                    "the faultline vDSO is not used ({e}); every clock read traps"
-                ));
+                self.report_once(
+                    crate::engine::diagnostics::DiagKind::Vdso,
+                    format!("the faultline vDSO is not used ({e}); every clock read traps"),
+                );
                 false
             }
         }

@@ -30,6 +30,7 @@ impl Supervisor {
             kind: kind.to_string(),
             node: node.to_string(),
             detail,
+            paths: super::fault_log::FaultPaths::default(),
         });
         self.probes.after_fault(kind, t);
     }
@@ -121,21 +122,7 @@ impl Supervisor {
             return Ok(());
         }
         if let Some(d) = self.disks.of_host(host) {
-            match self.disks.get_mut(d).disk.crash() {
-                Ok(report) => {
-                    let lost: usize = report
-                        .files
-                        .iter()
-                        .map(|f| f.lost_changes + f.dropped_changes)
-                        .sum();
-                    let torn = report.files.iter().filter(|f| f.torn.is_some()).count();
-                    let reverted = report.dir_ops.iter().filter(|o| !o.survived).count();
-                    let args = [lost as i64, torn as i64, reverted as i64];
-                    let detail = format!("{lost} unsynced change(s) lost, {torn} torn write(s), {reverted} directory operation(s) reverted");
-                    self.fault("disk_crash", name, &args, detail);
-                }
-                Err(e) => eprintln!("faultline: internal error: crash of {name}'s disk: {e}"),
-            }
+            self.crash_disk(d, name);
         }
         Ok(())
     }

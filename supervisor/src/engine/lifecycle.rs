@@ -20,6 +20,10 @@ impl Supervisor {
         if !self.net.hosts.contains_key(host) {
             return Err(launch::LaunchError::NoHost(host.to_string()));
         }
+        if let Some((out, err)) = spec.output {
+            self.outputs.watch_fd(out, "stdout");
+            self.outputs.watch_fd(err, "stderr");
+        }
         self.roots.push(Root {
             name: host.to_string(),
             pid: 0,
@@ -60,16 +64,17 @@ impl Supervisor {
     /// Gives node `host` a simulated disk, which the node sees at `visible`.
     pub fn add_disk(
         &mut self,
-        host: &str,
+        name: &str,
         visible: std::path::PathBuf,
         disk: vfs::Disk,
     ) -> Result<(), launch::LaunchError> {
         let host = *self
             .net
             .hosts
-            .get(host)
-            .ok_or_else(|| launch::LaunchError::NoHost(host.to_string()))?;
+            .get(name)
+            .ok_or_else(|| launch::LaunchError::NoHost(name.to_string()))?;
         self.disks.add(NodeDisk {
+            node: name.to_string(),
             host,
             visible,
             disk,
@@ -275,7 +280,7 @@ impl Supervisor {
                 signal_name(sig),
                 detail
             );
-            eprintln!("faultline: {msg}");
+            self.report_once(super::diagnostics::DiagKind::Killed, msg);
         }
         if let Some(parent_tid) = p.vfork_parent {
             self.wake_vfork_parent(parent_tid);

@@ -5,6 +5,8 @@
 
 mod clock_faults;
 pub mod clock_reads;
+pub mod diagnostics;
+pub mod fault_log;
 mod faults;
 mod lifecycle;
 mod net_disk_faults;
@@ -117,6 +119,10 @@ pub struct Outcome {
     pub messages: Vec<vnet::NetEvent>,
     /// Every finished run of an invariant probe.
     pub probe_runs: Vec<probes::ProbeRun>,
+    /// What faultline reported besides the verdict (faultline.log).
+    pub diagnostics: Vec<diagnostics::Diagnostic>,
+    /// When the nodes wrote their output and history (output.jsonl).
+    pub output: Vec<crate::sim::output::OutputMark>,
 }
 
 /// The state of one run.
@@ -163,7 +169,9 @@ pub struct Supervisor {
     /// Threads with a watchdog SIGSTOP still pending from a step that
     /// ended before it arrived.
     stale_stops: HashSet<i32>,
-    reported: HashSet<String>,
+    diagnostics: diagnostics::Diagnostics,
+    /// The nodes' captured output files, and when they were written.
+    pub(crate) outputs: crate::sim::output::OutputLog,
     pub(crate) exit_hook: Option<ExitHook>,
     /// A planned crash is killing a node: its deaths are not reported as errors.
     crashing: bool,
@@ -209,13 +217,17 @@ pub struct FaultRecord {
     pub t: u64,
     /// The trace event number that records it.
     pub event: u64,
-    /// crash, restart, reboot, disk_crash, partition, heal; probe,
-    /// probe_pass, probe_fail (an invariant probe's runs).
+    /// crash, kill, restart, reboot, disk_crash, partition, heal, fsync_error,
+    /// write_error, and the other fault kinds; probe, probe_pass, probe_fail
+    /// (an invariant probe's runs).
     pub kind: String,
     /// The node (or the isolated nodes, comma-separated).
     pub node: String,
     /// What happened, in words.
     pub detail: String,
+    /// The paths and errno of a disk fault.
+    #[serde(flatten)]
+    pub paths: fault_log::FaultPaths,
 }
 
 /// What the running thread did before the scheduler may pick again.
@@ -278,7 +290,8 @@ impl Supervisor {
             watchdog,
             preemptions: 0,
             stale_stops: HashSet::new(),
-            reported: HashSet::new(),
+            diagnostics: diagnostics::Diagnostics::default(),
+            outputs: crate::sim::output::OutputLog::default(),
             exit_hook: None,
             group_exit: None,
             crashing: false,
@@ -293,10 +306,17 @@ impl Supervisor {
     }
 
     /// Prints a report line once per distinct message (unsupported calls).
-    pub(crate) fn report_once(&mut self, msg: String) {
-        if self.reported.insert(msg.clone()) {
+    pub(crate) fn report_once(&mut self, kind: diagnostics::DiagKind, msg: String) {
+        let (t, event) = (self.clock.now(), self.trace.count());
+        if self.diagnostics.note(t, event, kind, msg.clone()) {
             eprintln!("faultline: {msg}");
         }
+    }
+
+    /// Notes when the nodes write to the file at `path` (the workload's
+    /// history), for the timeline.
+    pub fn watch_history(&mut self, path: std::path::PathBuf) {
+        self.outputs.watch_path(path, "history");
     }
 
     /// The process a thread belongs to.

@@ -68,6 +68,8 @@ impl Supervisor {
             faults: std::mem::take(&mut self.fault_log),
             messages: self.net.net.drain_events(),
             probe_runs: self.probes.take_runs(),
+            diagnostics: std::mem::take(&mut self.diagnostics).into_list(),
+            output: std::mem::take(&mut self.outputs).into_marks(),
             ending,
             vtime: self.clock.now(),
             events: self.trace.count(),

@@ -33,7 +33,7 @@ impl Supervisor {
                 "the watchdog preempted thread {vtid} (process {} {:?}) at rip {rip:#x}: it used {:?} of CPU (or three times that of wall time, blocked) without a trapped syscall (a spin loop? `addr2line -f -e PROGRAM {rip:#x}` names the function)",
                 p.vpid, p.name, self.cfg.spin_limit
             );
-            self.report_once(msg);
+            self.report_once(super::diagnostics::DiagKind::Preemption, msg);
             self.threads.get_mut(&vtid).expect("thread").state =
                 ThreadState::Ready(Resume::Continue);
             return StepEnd::Done;

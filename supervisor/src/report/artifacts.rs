@@ -1,7 +1,9 @@
 //! A seed's artifact directory (format 1): report.json, faults.json,
-//! net.jsonl and timeline.txt, written next to the trace and the nodes'
+//! net.jsonl, timeline.txt, faultline.log (the diagnostics) and output.jsonl
+//! (when the nodes wrote their output), next to the trace and the nodes'
 //! output. Everything a bug report needs, readable without faultline.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -38,6 +40,10 @@ pub struct Report<'a> {
     /// Times the watchdog preempted a thread: if not 0, the seed is
     /// possibly non-deterministic (there is no deterministic preemption).
     pub preemptions: u64,
+    /// What faultline reported besides the verdict, counted by kind
+    /// (`refused_call`, `blocked_connect`, `preemption`, `killed`, `vdso`);
+    /// faultline.log has the lines.
+    pub diagnostics: BTreeMap<&'static str, u64>,
     /// The trace hash, 0x-hex.
     pub trace_hash: String,
     /// How threads were scheduled (`--schedule-policy` and its settings).
@@ -128,17 +134,48 @@ pub fn node_reports(outcome: &Outcome) -> Vec<NodeReport> {
         .collect()
 }
 
-/// Writes report.json, faults.json, net.jsonl and timeline.txt into `dir`.
+/// Writes report.json, faults.json, net.jsonl, output.jsonl, faultline.log
+/// and timeline.txt into `dir`.
 pub fn write(dir: &Path, report: &Report, outcome: &Outcome) -> std::io::Result<()> {
     std::fs::write(dir.join("report.json"), pretty(report)? + "\n")?;
     std::fs::write(dir.join("faults.json"), pretty(&outcome.faults)? + "\n")?;
-    let mut net = String::new();
-    for m in &outcome.messages {
-        net.push_str(&serde_json::to_string(m).map_err(std::io::Error::other)?);
-        net.push('\n');
-    }
-    std::fs::write(dir.join("net.jsonl"), net)?;
+    std::fs::write(dir.join("net.jsonl"), json_lines(&outcome.messages)?)?;
+    std::fs::write(dir.join("output.jsonl"), json_lines(&outcome.output)?)?;
+    std::fs::write(dir.join("faultline.log"), log_text(report, outcome))?;
     std::fs::write(dir.join("timeline.txt"), timeline_text(report, outcome))
+}
+
+/// One JSON line per item.
+fn json_lines<T: Serialize>(items: &[T]) -> std::io::Result<String> {
+    let mut out = String::new();
+    for item in items {
+        out.push_str(&serde_json::to_string(item).map_err(std::io::Error::other)?);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// faultline.log: every diagnostic of the seed, at its first occurrence,
+/// with how often it happened.
+fn log_text(report: &Report, outcome: &Outcome) -> String {
+    let mut out = format!(
+        "# faultline diagnostics: scenario {:?} seed {}: {} distinct\n",
+        report.scenario,
+        report.seed,
+        outcome.diagnostics.len()
+    );
+    for d in &outcome.diagnostics {
+        let _ = writeln!(
+            out,
+            "t={:>14.9}s  event {:>7}  {:<16} {}x  {}",
+            d.t as f64 / 1e9,
+            d.event,
+            d.kind.name(),
+            d.count,
+            d.message
+        );
+    }
+    out
 }
 
 /// timeline.txt: the faults, node exits and the failure in time order.
@@ -167,13 +204,13 @@ fn timeline_text(report: &Report, outcome: &Outcome) -> String {
         rows.push((
             f.t_ns,
             u64::MAX,
+            // A message's further lines stay indented under its row.
             format!(
                 "{:<10} {:<12} check {:?}: {}",
                 "-",
                 "FAIL",
                 f.check,
-                // One row per line: an invariant's quoted output is in its files.
-                f.message.lines().next().unwrap_or_default()
+                f.message.replace('\n', "\n      ")
             ),
         ));
     }

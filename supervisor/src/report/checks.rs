@@ -23,6 +23,24 @@ pub struct Failure {
     pub event: u64,
     /// What `event` counts: "event" (trace) or "operation" (history).
     pub unit: String,
+    /// For a linearizability violation: the history indices of the
+    /// operations its explanation names, for the timeline to highlight.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub operations: Vec<usize>,
+}
+
+/// How many of a failed node's last stderr lines its failure quotes.
+const QUOTED_LINES: usize = 5;
+
+impl Failure {
+    /// The message with every line indented by `indent`, for the failure
+    /// block on the terminal: a checker's or a node's lines stay inside it.
+    pub fn indented(&self, indent: &str) -> String {
+        self.message
+            .lines()
+            .map(|l| format!("{indent}{l}\n"))
+            .collect()
+    }
 }
 
 /// The stderr lines that mean a node failed, unless the scenario says otherwise.
@@ -62,19 +80,43 @@ pub fn node_exits(outcome: &Outcome, dir: &Path) -> Option<Failure> {
             t_ns: t,
             event,
             unit: "event".into(),
+            operations: Vec::new(),
         })
 }
 
-/// The last line a node printed (stdout, else stderr), as context.
+/// The last lines a node wrote to stderr (where programs say why they
+/// fail), else its last stdout line, as context: one line follows a colon,
+/// more follow on lines of their own.
 fn last_words(dir: &Path, node: &str) -> String {
-    for stream in ["stdout", "stderr"] {
+    let last_lines = |stream: &str, n: usize| -> Vec<String> {
         let text =
             std::fs::read_to_string(dir.join(format!("{node}.{stream}"))).unwrap_or_default();
-        if let Some(line) = text.lines().rev().find(|l| !l.trim().is_empty()) {
-            return format!(": {}", line.trim());
-        }
+        let mut lines: Vec<String> = text
+            .lines()
+            .rev()
+            .filter(|l| !l.trim().is_empty())
+            .take(n)
+            .map(|l| l.trim_end().to_string())
+            .collect();
+        lines.reverse();
+        lines
+    };
+    let (stream, lines) = match last_lines("stderr", QUOTED_LINES) {
+        lines if lines.is_empty() => ("stdout", last_lines("stdout", 1)),
+        lines => ("stderr", lines),
+    };
+    match lines.as_slice() {
+        [] => String::new(),
+        [line] => format!(": {}", line.trim()),
+        _ => format!(
+            "; the end of its {stream}:\n{}",
+            lines
+                .iter()
+                .map(|l| format!("  {l}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
     }
-    String::new()
 }
 
 /// The first run of an invariant probe that failed (the run stopped there):
@@ -87,6 +129,7 @@ pub fn invariants(outcome: &Outcome) -> Option<Failure> {
         t_ns: run.t,
         event: run.event,
         unit: "event".into(),
+        operations: Vec::new(),
     })
 }
 
@@ -103,6 +146,7 @@ pub fn stderr_patterns(outcome: &Outcome, dir: &Path, patterns: &[String]) -> Op
                     t_ns: outcome.vtime,
                     event: outcome.events,
                     unit: "event".into(),
+                    operations: Vec::new(),
                 });
             }
         }
@@ -137,6 +181,7 @@ pub fn linearizable(path: &Path) -> Option<Failure> {
             t_ns: v.at,
             event: v.op_index as u64,
             unit: "operation".into(),
+            operations: v.operations.clone(),
         }),
         Ok(history::Verdict::Linearizable) => None,
         // The search gave up: the history is neither shown linearizable nor
@@ -152,6 +197,7 @@ pub fn linearizable(path: &Path) -> Option<Failure> {
             t_ns: 0,
             event: 0,
             unit: "operation".into(),
+            operations: Vec::new(),
         }),
         Err(e) => Some(Failure {
             check: "linearizable".into(),
@@ -159,6 +205,7 @@ pub fn linearizable(path: &Path) -> Option<Failure> {
             t_ns: 0,
             event: 0,
             unit: "operation".into(),
+            operations: Vec::new(),
         }),
     }
 }
@@ -176,7 +223,16 @@ pub fn checker(command: &[String], dir: &Path, outcome: &Outcome) -> Option<Fail
         Ok(out) => {
             let text = String::from_utf8_lossy(&out.stdout).into_owned()
                 + &String::from_utf8_lossy(&out.stderr);
-            format!("{} failed ({}): {}", program, out.status, text.trim())
+            match text
+                .trim_end()
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .count()
+            {
+                0 => format!("{} failed ({})", program, out.status),
+                1 => format!("{} failed ({}): {}", program, out.status, text.trim()),
+                _ => format!("{} failed ({}):\n{}", program, out.status, text.trim_end()),
+            }
         }
         Err(e) => format!("cannot run {program}: {e}"),
     };
@@ -186,5 +242,50 @@ pub fn checker(command: &[String], dir: &Path, outcome: &Outcome) -> Option<Fail
         t_ns: outcome.vtime,
         event: outcome.events,
         unit: "event".into(),
+        operations: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A seed directory holding `node`'s stdout and stderr.
+    fn outputs(label: &str, stdout: &str, stderr: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("checks-{label}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("n.stdout"), stdout).unwrap();
+        std::fs::write(dir.join("n.stderr"), stderr).unwrap();
+        dir
+    }
+
+    #[test]
+    fn quotes_the_last_stderr_lines_not_stdout() {
+        let stderr = (1..=7).map(|i| format!("e{i}\n")).collect::<String>();
+        let dir = outputs("many", "last stdout\n", &stderr);
+        assert_eq!(
+            last_words(&dir, "n"),
+            "; the end of its stderr:\n  e3\n  e4\n  e5\n  e6\n  e7"
+        );
+        let dir = outputs("one", "out\n", "panic: boom\n\n");
+        assert_eq!(last_words(&dir, "n"), ": panic: boom");
+        let dir = outputs("none", "only stdout\n", "");
+        assert_eq!(last_words(&dir, "n"), ": only stdout");
+    }
+
+    #[test]
+    fn indents_every_line_of_the_message() {
+        let f = Failure {
+            check: "checker".into(),
+            message: "check.sh failed (exit status: 1):\nbad 1\nbad 2".into(),
+            t_ns: 0,
+            event: 0,
+            unit: "event".into(),
+            operations: Vec::new(),
+        };
+        assert_eq!(
+            f.indented("  "),
+            "  check.sh failed (exit status: 1):\n  bad 1\n  bad 2\n"
+        );
+    }
 }

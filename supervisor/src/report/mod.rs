@@ -3,4 +3,5 @@
 pub mod artifacts;
 pub mod checks;
 pub mod history_page;
+pub mod lanes;
 pub mod timeline;

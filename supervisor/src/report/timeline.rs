@@ -1,10 +1,13 @@
 //! timeline.html: one self-contained page per seed (inline CSS and JS, no
 //! network fetches) drawn from the seed's artifacts (format 1): a lane per
 //! node, the messages of net.jsonl as arrows between lanes, the faults of
-//! faults.json and the node exits of timeline.txt marked on the lanes, and
-//! the failing check of report.json at its virtual time. The page itself
-//! (timeline_page.html) draws the SVG; this module reads and checks the
-//! artifacts and embeds them in it as JSON.
+//! faults.json (with their paths) and the node exits of timeline.txt marked
+//! on the lanes, each node's log lines and the client operations of
+//! history.jsonl on the lane of the node that wrote them (see
+//! [`super::lanes`]), and the failing check of report.json at its virtual
+//! time, with the operations a linearizability violation names
+//! highlighted. The page itself (timeline_page.html) draws the SVG; this
+//! module reads and checks the artifacts and embeds them in it as JSON.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -12,12 +15,17 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use super::lanes::{self, LogRow, OpRow};
+
 /// The artifact format this module reads.
 const FORMAT: u32 = 1;
 
 /// Most messages one page embeds; past that it keeps those nearest the
-/// failure (or the end of the run) and says so.
+/// failure (or the end of the run) and says so. Likewise for log lines and
+/// client operations.
 const MAX_MESSAGES: usize = 20_000;
+const MAX_LOG_LINES: usize = 5_000;
+const MAX_OPERATIONS: usize = 10_000;
 
 /// The page, with [`DATA_SLOT`] where the artifacts go.
 const PAGE: &str = include_str!("timeline_page.html");
@@ -72,6 +80,8 @@ struct Failure {
     t_ns: u64,
     event: u64,
     unit: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    operations: Vec<usize>,
 }
 
 /// One entry of faults.json.
@@ -82,6 +92,16 @@ struct Fault {
     kind: String,
     node: String,
     detail: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    errno: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    lost: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    torn: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    reverted: Vec<String>,
 }
 
 /// A node exit, from an `exit` row of timeline.txt.
@@ -137,6 +157,14 @@ struct PageData<'a> {
     messages: Vec<Row<'a>>,
     /// Messages in net.jsonl (more than `messages` holds when cut).
     total_messages: usize,
+    /// The nodes' log lines, time-stamped.
+    logs: Vec<LogRow>,
+    /// Log lines in the nodes' output (more than `logs` holds when cut).
+    total_logs: usize,
+    /// The client operations of history.jsonl.
+    ops: Vec<OpRow>,
+    /// Operations in history.jsonl (more than `ops` holds when cut).
+    total_ops: usize,
 }
 
 impl Kind {
@@ -199,13 +227,36 @@ pub fn render(dir: &Path) -> Result<PathBuf, String> {
     let messages = read_messages(&dir.join("net.jsonl"), hosts)?;
     let total_messages = messages.len();
     let focus = report.failure.as_ref().map_or(report.vtime_ns, |f| f.t_ns);
-    let kept = nearest(messages, focus, MAX_MESSAGES);
+    let kept = nearest(messages, MAX_MESSAGES, |m| m.distance(focus));
+    let marks = lanes::read_marks(dir)?;
+    let names: Vec<&str> = report.nodes.iter().map(|n| n.name.as_str()).collect();
+    let logs = lanes::log_lines(dir, &names, &marks);
+    let total_logs = logs.len();
+    let logs = nearest(logs, MAX_LOG_LINES, |l| l.0.abs_diff(focus));
+    let ops = lanes::operations(dir, &names, &marks);
+    let total_ops = ops.len();
+    let named = report
+        .failure
+        .as_ref()
+        .map_or(&[][..], |f| &f.operations[..]);
+    // The operations a violation names are kept whatever their distance.
+    let ops = nearest(ops, MAX_OPERATIONS, |o| {
+        if named.contains(&o.6) {
+            0
+        } else {
+            o.0.abs_diff(focus)
+        }
+    });
     let data = PageData {
         report: &report,
         faults: &faults,
         exits: &exits,
         messages: kept.iter().map(Message::row).collect(),
         total_messages,
+        logs,
+        total_logs,
+        ops,
+        total_ops,
     };
     let out = dir.join("timeline.html");
     fs::write(&out, page(&data)?).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
@@ -292,22 +343,22 @@ fn parse_seconds(text: &str) -> Result<u64, String> {
         .ok_or_else(bad)
 }
 
-/// At most `max` (at least 1) of `messages`, those nearest virtual time
-/// `focus`, in their original order.
-fn nearest(mut messages: Vec<Message>, focus: u64, max: usize) -> Vec<Message> {
-    if messages.len() <= max {
-        return messages;
+/// At most `max` (at least 1) of `items`, those of least `distance` (from
+/// the failure, say), in their original order.
+fn nearest<T>(mut items: Vec<T>, max: usize, distance: impl Fn(&T) -> u64) -> Vec<T> {
+    if items.len() <= max {
+        return items;
     }
-    let mut distances: Vec<u64> = messages.iter().map(|m| m.distance(focus)).collect();
+    let mut distances: Vec<u64> = items.iter().map(&distance).collect();
     let cutoff = *distances.select_nth_unstable(max - 1).1;
     let mut ties = max - distances.iter().filter(|&&d| d < cutoff).count();
-    messages.retain(|m| {
-        let d = m.distance(focus);
+    items.retain(|m| {
+        let d = distance(m);
         let keep_tie = d == cutoff && ties > 0;
         ties -= usize::from(keep_tie);
         d < cutoff || keep_tie
     });
-    messages
+    items
 }
 
 /// The page with `data` embedded.
@@ -473,14 +524,14 @@ mod tests {
     #[test]
     fn keeps_the_messages_nearest_the_focus_in_order() {
         let messages = (0..10).map(|i| flight(i * 100, i * 100 + 10)).collect();
-        let kept: Vec<u64> = nearest(messages, 505, 3)
+        let kept: Vec<u64> = nearest(messages, 3, |m| m.distance(505))
             .iter()
             .map(|m| m.sent_at)
             .collect();
         assert_eq!(kept, [400, 500, 600]);
         let ties = vec![flight(0, 10), flight(0, 10), flight(0, 10)];
-        assert_eq!(nearest(ties, 5, 2).len(), 2);
+        assert_eq!(nearest(ties, 2, |m| m.distance(5)).len(), 2);
         let few = vec![flight(0, 10)];
-        assert_eq!(nearest(few, 1_000_000, 5).len(), 1);
+        assert_eq!(nearest(few, 5, |m| m.distance(1_000_000)).len(), 1);
     }
 }

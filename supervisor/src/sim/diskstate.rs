@@ -9,6 +9,8 @@ use vnet::HostId;
 
 /// One node's disk.
 pub struct NodeDisk {
+    /// The node's name, for the fault log.
+    pub node: String,
     /// The node's host.
     pub host: HostId,
     /// The path the program sees the disk at (its `data_dir`).

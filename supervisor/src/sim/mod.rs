@@ -3,6 +3,7 @@
 pub mod diskstate;
 pub mod netlink;
 pub mod netstate;
+pub mod output;
 pub mod seeds;
 pub mod sockaddr;
 pub mod trace;

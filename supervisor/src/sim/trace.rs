@@ -23,6 +23,10 @@ pub struct Event<'a> {
     pub args: &'a [i64],
     /// The outcome: a return value, or how the call was handled.
     pub ret: &'a str,
+    /// The paths a file call on a node's disk named, as the program sees
+    /// them (absent for every other event, so their lines are unchanged).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub paths: &'a [String],
 }
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -48,6 +52,8 @@ pub struct TraceLog {
     count: u64,
     file: Option<BufWriter<File>>,
     kept: Option<Vec<String>>,
+    /// Paths for the next event (see [`TraceLog::note_paths`]).
+    paths: Vec<String>,
 }
 
 impl TraceLog {
@@ -59,12 +65,21 @@ impl TraceLog {
             count: 0,
             file: file.map(BufWriter::new),
             kept: keep_lines.then(Vec::new),
+            paths: Vec::new(),
         }
     }
 
-    /// Appends an event (the event number is assigned here).
+    /// Names the paths of the next event: a handler knows them, the
+    /// dispatcher that records the call does not.
+    pub fn note_paths(&mut self, paths: Vec<String>) {
+        self.paths = paths;
+    }
+
+    /// Appends an event (the event number is assigned here), with the
+    /// paths noted for it, if any.
     pub fn record(&mut self, t: u64, tid: u32, call: &str, args: &[i64], ret: &str) {
         self.count += 1;
+        let paths = std::mem::take(&mut self.paths);
         let ev = Event {
             n: self.count,
             t,
@@ -72,6 +87,7 @@ impl TraceLog {
             call,
             args,
             ret,
+            paths: &paths,
         };
         let line = serde_json::to_string(&ev).expect("events always serialize");
         self.hash = fnv1a(self.hash, line.as_bytes());
@@ -127,5 +143,20 @@ mod tests {
         c.record(2, 2, "read", &[3], "pass");
         c.record(1, 1, "futex", &[0, 1], "0");
         assert_ne!(a.hash(), c.hash());
+    }
+
+    #[test]
+    fn noted_paths_go_to_the_next_event_only() {
+        let mut t = TraceLog::new(None, true);
+        t.note_paths(vec!["/data/wal".into()]);
+        t.record(1, 1, "mkdir", &[], "pass");
+        t.record(2, 1, "write", &[1], "pass");
+        assert_eq!(
+            t.lines(),
+            [
+                r#"{"n":1,"t":1,"tid":1,"call":"mkdir","args":[],"ret":"pass","paths":["/data/wal"]}"#,
+                r#"{"n":2,"t":2,"tid":1,"call":"write","args":[1],"ret":"pass"}"#
+            ]
+        );
     }
 }

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::{err, pass, ret, Action, Call};
+use super::{err, pass, ret, table, Action, Call};
 use crate::engine::Supervisor;
 use crate::host::fdprobe::FdKind;
 use crate::host::tracee::Memory;
@@ -50,6 +50,17 @@ impl Supervisor {
         Some((disk, rel))
     }
 
+    /// Names the paths of the call being handled in its trace event, as
+    /// the program sees them.
+    fn note_disk_paths(&mut self, disk: usize, rels: &[&PathBuf]) {
+        let visible = &self.disks.get(disk).visible;
+        let paths = rels
+            .iter()
+            .map(|rel| visible.join(rel).display().to_string())
+            .collect();
+        self.trace.note_paths(paths);
+    }
+
     /// The disk file behind descriptor `fd`, if any.
     pub(super) fn disk_fd(&self, pid: i32, fd: i32) -> Option<(usize, vfs::Ino, bool)> {
         match self.procs.get(&pid)?.fds.get(&fd)? {
@@ -86,6 +97,7 @@ impl Supervisor {
                     _ => (path(c.a[0] as i32, c.a[1]), c.a[2] as i32),
                 };
                 let (disk, rel) = self.disk_path(c, &p)?;
+                self.note_disk_paths(disk, &[&rel]);
                 Some(Action::Now(Resume::PassThenExit(
                     None,
                     ExitHook::DiskOpen { disk, rel, flags },
@@ -100,13 +112,16 @@ impl Supervisor {
                 let outcome = self.disks.get_mut(disk).disk.on_fsync(ino);
                 targs.push(c.a[0] as i64);
                 Some(match outcome {
-                    Ok(Some(e)) => err(e.0),
+                    Ok(Some(e)) => {
+                        self.disk_error(disk, ino, table::name(c.nr), e);
+                        err(e.0)
+                    }
                     Ok(None) => ret(0),
                     Err(e) => {
                         // The durability model could not record the sync: the
                         // program must not believe its data is durable.
                         let path = self.disks.get(disk).disk.path_of(ino);
-                        self.report_once(format!(
+                        self.report_once(crate::engine::diagnostics::DiagKind::InternalError, format!(
                             "internal error: fsync of {} on a simulated disk failed in faultline: {e}; answered EIO",
                             path.map_or_else(|| format!("inode {ino:?}"), |p| p.display().to_string())
                         ));
@@ -125,6 +140,7 @@ impl Supervisor {
             SYS_truncate => {
                 let (disk, rel) = self.disk_path(c, &path(AT_FDCWD, c.a[0]))?;
                 let ino = self.disks.get(disk).disk.lookup(&rel).ok()?;
+                self.note_disk_paths(disk, &[&rel]);
                 Some(change(disk, DiskOp::Truncate(ino, c.a[1])))
             }
             SYS_rename | SYS_renameat | SYS_renameat2 => {
@@ -142,6 +158,7 @@ impl Supervisor {
                         EINVAL,
                     ));
                 }
+                self.note_disk_paths(disk, &[&from, &to]);
                 Some(change(disk, DiskOp::Rename(from, to)))
             }
             SYS_unlink | SYS_unlinkat | SYS_rmdir => {
@@ -154,6 +171,7 @@ impl Supervisor {
                     ),
                 };
                 let (disk, rel) = self.disk_path(c, &p)?;
+                self.note_disk_paths(disk, &[&rel]);
                 Some(change(
                     disk,
                     if dir {
@@ -170,6 +188,7 @@ impl Supervisor {
                     path(c.a[0] as i32, c.a[1])
                 };
                 let (disk, rel) = self.disk_path(c, &p)?;
+                self.note_disk_paths(disk, &[&rel]);
                 Some(change(disk, DiskOp::Mkdir(rel)))
             }
             SYS_mknod | SYS_mknodat => {
@@ -179,6 +198,7 @@ impl Supervisor {
                     (path(c.a[0] as i32, c.a[1]), c.a[2] as u32)
                 };
                 let (disk, rel) = self.disk_path(c, &p)?;
+                self.note_disk_paths(disk, &[&rel]);
                 Some(match mode & S_IFMT {
                     0 | S_IFREG => change(disk, DiskOp::Create(rel)),
                     _ => self.unsupported(
@@ -205,6 +225,7 @@ impl Supervisor {
                 };
                 let (disk, a) = self.disk_path(c, &a)?;
                 let (_, b) = self.disk_path(c, &b)?;
+                self.note_disk_paths(disk, &[&a, &b]);
                 Some(change(disk, DiskOp::Link(a, b)))
             }
             SYS_sync => {
@@ -244,6 +265,7 @@ impl Supervisor {
     ) -> Action {
         use libc::*;
         if let Some(e) = self.disks.get_mut(disk).disk.write_fault(ino) {
+            self.disk_error(disk, ino, table::name(c.nr), e);
             return err(e.0);
         }
         let iovs = match c.nr {

@@ -205,6 +205,7 @@ impl Supervisor {
             Err(_) => 0,
         };
         targs.extend([fd as i64, len as i64, digest as i64]);
+        self.note_output_write(c.pid, fd);
         pass()
     }
 

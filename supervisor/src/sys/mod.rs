@@ -7,6 +7,7 @@ mod disk;
 mod fd;
 mod futex;
 mod guard;
+mod output;
 mod poll;
 mod process;
 mod rtnetlink;
@@ -223,12 +224,15 @@ impl Supervisor {
     /// Fails a call the sandbox does not model, with one report line per kind.
     fn unsupported(&mut self, c: &Call, why: &str, errno: i32) -> Action {
         let name = self.proc_of(c.vtid).name.clone();
-        self.report_once(format!(
-            "unsupported syscall {} in {:?}: {why}; returning {}",
-            table::name(c.nr),
-            name,
-            errno_name(errno)
-        ));
+        self.report_once(
+            crate::engine::diagnostics::DiagKind::RefusedCall,
+            format!(
+                "unsupported syscall {} in {:?}: {why}; returning {}",
+                table::name(c.nr),
+                name,
+                errno_name(errno)
+            ),
+        );
         err(errno)
     }
 }

@@ -357,9 +357,12 @@ impl Supervisor {
             }
             Err(NetError::NetUnreachable) => {
                 let name = self.proc_of(c.vtid).name.clone();
-                self.report_once(format!(
-                    "blocked connect to {sa} by {name:?}: not a simulated host (ENETUNREACH)"
-                ));
+                self.report_once(
+                    crate::engine::diagnostics::DiagKind::BlockedConnect,
+                    format!(
+                        "blocked connect to {sa} by {name:?}: not a simulated host (ENETUNREACH)"
+                    ),
+                );
                 err(libc::ENETUNREACH)
             }
             Err(e) => net_err(e),
@@ -508,9 +511,12 @@ impl Supervisor {
             }
             Err(NetError::NetUnreachable) => {
                 let name = self.proc_of(c.vtid).name.clone();
-                self.report_once(format!(
-                    "blocked datagram from {name:?} to a non-simulated address (ENETUNREACH)"
-                ));
+                self.report_once(
+                    crate::engine::diagnostics::DiagKind::BlockedConnect,
+                    format!(
+                        "blocked datagram from {name:?} to a non-simulated address (ENETUNREACH)"
+                    ),
+                );
                 err(ENETUNREACH)
             }
             Err(e) => net_err(e),

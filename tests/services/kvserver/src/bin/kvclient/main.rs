@@ -50,6 +50,7 @@ fn main() {
         Ok(puts) => println!("done: {puts} acknowledged, all present"),
         Err(Failure::Lost(message)) => {
             println!("{message}");
+            eprintln!("kvclient: {message}");
             exit(2);
         }
         Err(Failure::Other(message)) => {

@@ -1,0 +1,206 @@
+//! The disk faults of the fault log (faults.json, the timelines): an
+//! injected fsync or write error with its node, path and errno, and a disk
+//! crash with the files whose writes it lost or tore and the directory
+//! operations it reverted, by path as the program sees them.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::{FaultRecord, Supervisor};
+
+/// The files and directory entries a disk fault touched, as the program
+/// sees their paths; empty for the faults of the network and of processes.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FaultPaths {
+    /// The file an injected error hit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The errno the call failed with (`EIO`, `ENOSPC`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errno: Option<String>,
+    /// Files a disk crash took unsynced changes from.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<String>,
+    /// Files whose last surviving write a disk crash kept only in part:
+    /// `/data/wal: 512 of 4096 bytes at offset 8192`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub torn: Vec<String>,
+    /// Directory operations a disk crash reverted (`create /data/x`), and
+    /// entries a `lose_dir_entries` bug dropped (`lost entry /data/x`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reverted: Vec<String>,
+}
+
+impl FaultPaths {
+    /// What a disk crash did, from vfs's report; `root` is where the
+    /// program sees the disk.
+    fn of_crash(report: &vfs::CrashReport, root: &Path) -> FaultPaths {
+        let shown = |p: &Path| root.join(p).display().to_string();
+        let lost = report
+            .files
+            .iter()
+            .filter(|f| f.lost_changes + f.dropped_changes > 0)
+            .map(|f| shown(&f.path))
+            .collect();
+        let torn = report
+            .files
+            .iter()
+            .filter_map(|f| {
+                let t = f.torn.as_ref()?;
+                Some(format!(
+                    "{}: {} of {} bytes at offset {}",
+                    shown(&f.path),
+                    t.persisted,
+                    t.len,
+                    t.offset
+                ))
+            })
+            .collect();
+        let reverted = report
+            .dir_ops
+            .iter()
+            .filter(|o| !o.survived)
+            .map(|o| o.op.describe(root))
+            .chain(
+                report
+                    .dropped_entries
+                    .iter()
+                    .map(|p| format!("lost entry {}", shown(p))),
+            )
+            .collect();
+        FaultPaths {
+            lost,
+            torn,
+            reverted,
+            ..FaultPaths::default()
+        }
+    }
+
+    /// A disk crash's paths in words, for timeline.txt.
+    fn crash_words(&self) -> String {
+        let parts: Vec<String> = [
+            ("lost writes", &self.lost),
+            ("torn writes", &self.torn),
+            ("reverted", &self.reverted),
+        ]
+        .iter()
+        .filter(|(_, list)| !list.is_empty())
+        .map(|(what, list)| format!("{what}: {}", list.join(", ")))
+        .collect();
+        if parts.is_empty() {
+            "nothing unsynced was lost".into()
+        } else {
+            parts.join("; ")
+        }
+    }
+}
+
+impl Supervisor {
+    /// An fsync or write on disk `disk` that vfs failed with `errno`: the
+    /// fault log names the node, file and errno, and the call's trace event
+    /// (recorded right after its handler, so the next one) gets the path.
+    pub(crate) fn disk_error(&mut self, disk: usize, ino: vfs::Ino, call: &str, errno: vfs::Errno) {
+        let d = self.disks.get(disk);
+        let path = d.disk.path_of(ino).map_or_else(
+            || "(unnamed file)".into(),
+            |p| d.visible.join(p).display().to_string(),
+        );
+        let node = d.node.clone();
+        let kind = if call.contains("sync") {
+            "fsync_error"
+        } else {
+            "write_error"
+        };
+        let detail = format!("{call} {path}: {}", errno.name());
+        self.trace.note_paths(vec![path.clone()]);
+        self.fault_log.push(FaultRecord {
+            t: self.clock.now(),
+            event: self.trace.count() + 1,
+            kind: kind.into(),
+            node,
+            detail,
+            paths: FaultPaths {
+                path: Some(path),
+                errno: Some(errno.name()),
+                ..FaultPaths::default()
+            },
+        });
+    }
+
+    /// Power-cuts disk `disk` of node `name` (its processes are dead) and
+    /// logs what the crash took back.
+    pub(super) fn crash_disk(&mut self, disk: usize, name: &str) {
+        let d = self.disks.get_mut(disk);
+        let report = match d.disk.crash() {
+            Ok(report) => report,
+            Err(e) => {
+                eprintln!("faultline: internal error: crash of {name}'s disk: {e}");
+                return;
+            }
+        };
+        let paths = FaultPaths::of_crash(&report, &d.visible);
+        let args = [
+            report
+                .files
+                .iter()
+                .map(|f| f.lost_changes + f.dropped_changes)
+                .sum::<usize>() as i64,
+            paths.torn.len() as i64,
+            report.dir_ops.iter().filter(|o| !o.survived).count() as i64,
+        ];
+        let detail = paths.crash_words();
+        self.fault("disk_crash", name, &args, detail);
+        if let Some(last) = self.fault_log.last_mut() {
+            last.paths = paths;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A strict disk (a crash loses everything unsynced) in a fresh folder.
+    fn strict_disk(label: &str) -> (std::path::PathBuf, vfs::Disk) {
+        let root = std::env::temp_dir().join(format!("fault-log-{label}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let config = vfs::DiskConfig {
+            crash_model: vfs::CrashModel::Strict,
+            lose_dir_entries: vec!["snap".into()],
+            ..vfs::DiskConfig::default()
+        };
+        let disk = vfs::Disk::with_config(&root, 1, config).unwrap();
+        (root, disk)
+    }
+
+    #[test]
+    fn a_crash_names_the_lost_and_reverted_paths() {
+        let (root, mut d) = strict_disk("crash");
+        std::fs::create_dir(root.join("snap")).unwrap();
+        d.on_mkdir("snap").unwrap();
+        std::fs::write(root.join("snap/x"), b"").unwrap();
+        d.on_create("snap/x").unwrap();
+        std::fs::write(root.join("wal"), b"synced+lost").unwrap();
+        let wal = d.on_create("wal").unwrap();
+        d.on_write(wal, 0, b"synced").unwrap();
+        d.on_sync_all();
+        d.on_write(wal, 6, b"+lost").unwrap();
+        std::fs::write(root.join("a.tmp"), b"").unwrap();
+        d.on_create("a.tmp").unwrap();
+        let report = d.crash().unwrap();
+        let p = FaultPaths::of_crash(&report, Path::new("/data"));
+        assert_eq!(p.lost, ["/data/wal"]);
+        assert!(p.torn.is_empty(), "{p:?}");
+        assert_eq!(
+            p.reverted,
+            ["create /data/a.tmp", "lost entry /data/snap/x"]
+        );
+        assert_eq!(
+            p.crash_words(),
+            "lost writes: /data/wal; reverted: create /data/a.tmp, lost entry /data/snap/x"
+        );
+        assert_eq!(std::fs::read(root.join("wal")).unwrap(), b"synced");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}
