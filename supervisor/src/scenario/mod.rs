@@ -100,6 +100,10 @@ pub struct NodeSpec {
     pub name: String,
     /// The resolved program.
     pub program: PathBuf,
+    /// The program as the node's launch names it: as written when relative
+    /// to the file's folder (the node runs there, so neither the trace nor
+    /// argv[0] depends on where faultline was started), else `program`.
+    pub command0: String,
     /// argv[1..].
     pub args: Vec<String>,
     /// Variables added to the base environment.
@@ -185,6 +189,13 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         column: 0,
         message: format!("cannot read: {e}"),
     })?;
+    parse(path, &text)
+}
+
+/// Validates scenario `text` as if it were the file `path` (a seed's copy of
+/// the file it ran: its commands still resolve against `path`'s directory).
+pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+    let text = text.to_string();
     let ctx = Ctx {
         file: path,
         text: &text,
@@ -195,6 +206,13 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     })?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let duration_ns = ctx.duration("duration", &raw.duration)?;
+    if duration_ns == 0 {
+        return Err(ctx.err(
+            raw.duration.span(),
+            "field `duration`: a seed of 0s runs nothing; give a virtual time such as \"30s\""
+                .into(),
+        ));
+    }
     if raw.name.get_ref().is_empty() {
         return Err(ctx.err(raw.name.span(), "field `name`: must not be empty".into()));
     }
@@ -228,7 +246,9 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
                 "field `command`: must name a program".into(),
             ));
         };
-        let located = if program.contains('/') && !Path::new(program).is_absolute() {
+        let relative = program.contains('/') && !Path::new(program).is_absolute();
+        let located_word = program.clone();
+        let located = if relative {
             dir.join(program).display().to_string()
         } else {
             program.clone()
@@ -253,9 +273,15 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
             Some(d) => ctx.duration("restart_delay", d)?,
             None => 100_000_000,
         };
+        let command0 = if relative {
+            located_word.clone()
+        } else {
+            program.display().to_string()
+        };
         nodes.push(NodeSpec {
             name,
             program,
+            command0,
             args: args.to_vec(),
             env: node.env.clone(),
             data_dir,
