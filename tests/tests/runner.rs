@@ -357,9 +357,10 @@ fn parallel_seeds_and_shards_agree_with_one_run() {
         verdicts(&parallel.stderr),
         "\n{serial}\n{parallel}"
     );
-    // One verdict line and one summary for the whole run, not one per seed.
+    // One start line, one verdict line and one summary for the whole run,
+    // not one per seed.
     let totals = |stderr: &str| stderr.lines().filter(|l| l.contains("seed(s)")).count();
-    assert_eq!(totals(&parallel.stderr), 1, "\n{parallel}");
+    assert_eq!(totals(&parallel.stderr), 2, "\n{parallel}");
     let summaries: Vec<String> =
         std::fs::read_dir(dir.join("parallel-run").join("runner-parallel"))
             .unwrap()
