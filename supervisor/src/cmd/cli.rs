@@ -55,7 +55,9 @@ faultline run scenario.toml --seeds 400 --shard-count 4     with $JOB_COMPLETION
 faultline run scenario.toml --seeds 400 --shard-count 4     in sbatch --array=0-3 ($SLURM_ARRAY_TASK_ID)\n  \
 faultline run scenario.toml --seeds 50 --explore            50 seeds never run before (base printed)\n  \
 faultline run scenario.toml --seed-list failing.txt         the seeds of a file, one per line\n  \
-faultline run scenario.toml --seeds 100 --results hunt.jsonl   append a JSON line per seed\n\n\
+faultline run scenario.toml --seeds 100 --results hunt.jsonl   append a JSON line per seed\n  \
+faultline run scenario.toml --seeds 50 --junit seeds.xml    JUnit XML for CI, one test per seed\n  \
+faultline run scenario.toml --seed-timeout 2m               a seed that spins is `stuck` after 2m\n\n\
 MANY MACHINES: each shard writes <artifacts>/<scenario>/summary-shard-I-of-N.json;\n\
 `faultline merge DIR...` combines them (README, section Many machines).\n\n\
 SCENARIO FILE (every key in the README, section Scenarios):\n  \
@@ -66,7 +68,7 @@ seeds = 10                   # optional default for --seeds\n  \
 [disk]                       # optional: metadata = \"posix\" | \"ordered\"\n  \
 [[node]]                     # one host per node: 127.77.0.1, .2, ... in file order\n  \
 name = \"kv\"\n  \
-command = [\"./kvserver\", \"--data\", \"/data/kv\"]   # relative to the file\n  \
+command = [\"./kvserver\", \"--data\", \"/data/kv\"]   # relative to the file, run in its folder\n  \
 data_dir = \"/data/kv\"       # optional: the node's simulated disk\n  \
 env = { KEY = \"value\" }    # optional; {node_dir}, {history} are expanded\n  \
 restart_on_exit = true       # optional (or reboot_on_exit)\n  \
@@ -89,15 +91,22 @@ max_down = \"500ms\"          #   (pause also at/until: the window); planned: at
 [check]                      # optional: stderr_patterns = [...], command = [...]\n  \
 [[pinned]]                   # added by `faultline pin`\n\n\
 CHECKS: node exits, stderr patterns, linearizability of $FAULTLINE_HISTORY, the checker command.\n\
-ARTIFACTS: DIR/<scenario>/<seed>/: report.json, trace.jsonl, faults.json, net.jsonl,\n\
-timeline.txt, timeline.html, history.jsonl, <node>.stdout/.stderr, <node>.disk/.\n\n\
-EXIT CODES: 0 every seed passed, 1 a seed failed, 2 bad input.")]
+ARTIFACTS: DIR/<scenario>/<seed>/: report.json, scenario.toml, trace.jsonl.zst (zstdcat it),\n\
+faults.json, net.jsonl, timeline.txt, timeline.html, history.jsonl, <node>.stdout/.stderr,\n\
+<node>.disk/; DIR/<scenario>/summary.json.\n\n\
+EXIT CODES: 0 every seed passed, 1 a seed failed or was stuck, 2 bad input (also --seeds 0,\n\
+-j 0, duration \"0s\"), 125 faultline itself failed, 130/143 after SIGINT/SIGTERM (the running\n\
+seed's report.json is kept, marked interrupted).")]
     Run(RunArgs),
     /// Run a seed again from its artifact directory and check the run is identical.
     #[command(
-        after_help = "EXAMPLE:\n  faultline replay runs/kv/5bc2d63b491424e2\n\n\
-The same check fails at the same virtual time and event; faultline compares\n\
-the trace hash with the one in report.json and says whether it matches.\n\n\
+        after_help = "EXAMPLES:\n  faultline replay runs/kv/5bc2d63b491424e2                 into runs/kv/5bc2d63b491424e2/replay-1/\n  \
+faultline replay runs/kv/5bc2d63b491424e2 --artifacts /tmp/r   into a new directory\n\n\
+The recorded directory is never changed. The seed runs with the scenario copy and\n\
+the settings report.json recorded, from any working directory: the same check fails\n\
+at the same virtual time and event, and faultline compares the trace hash with the\n\
+recorded one. If they differ it prints the first divergent event of both traces,\n\
+and it warns, naming the file, when a node's binary changed since the run.\n\n\
 EXIT CODES: 0 the seed passed, 1 it failed (as recorded), 2 bad input,\n\
 3 the replay differs from the recorded run."
     )]
