@@ -79,7 +79,18 @@ fn start_spinning(
     extra: &[&str],
     programs: usize,
 ) -> (Child, ScenarioFile, std::sync::mpsc::Receiver<Vec<u8>>) {
-    let file = spinning(tag);
+    let spin = Program::c("spin").path();
+    start(spinning(tag), extra, programs, &spin)
+}
+
+/// Starts `run` on `file` (its own process group, output drained) and
+/// waits until `programs` of its descendants run the program `exe`.
+fn start(
+    file: ScenarioFile,
+    extra: &[&str],
+    programs: usize,
+    exe: &std::path::Path,
+) -> (Child, ScenarioFile, std::sync::mpsc::Receiver<Vec<u8>>) {
     let mut cmd = file.runner().seeds(4).command();
     cmd.args(extra)
         .stdin(Stdio::null())
@@ -88,24 +99,32 @@ fn start_spinning(
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let mut child = cmd.spawn().expect("spawn faultline");
     let err = drain(child.stderr.take().unwrap());
-    let spin = Program::c("spin").path();
-    let spinning = |pid: u32| {
+    let running = |pid: u32| {
         descendants(pid)
             .iter()
-            .filter(|p| std::fs::read_link(format!("/proc/{}/exe", p.pid)).is_ok_and(|e| e == spin))
+            .filter(|p| std::fs::read_link(format!("/proc/{}/exe", p.pid)).is_ok_and(|e| e == exe))
             .count()
     };
     let pid = child.id();
-    if !eventually(Duration::from_secs(30), || spinning(pid) >= programs) {
+    if !eventually(Duration::from_secs(30), || running(pid) >= programs) {
         kill_group(&child);
-        panic!("{programs} spinning nodes never showed up under {pid}");
+        panic!(
+            "{programs} nodes running {} never showed up under {pid}",
+            exe.display()
+        );
     }
     (child, file, err)
 }
 
 #[test]
 fn kill_9_of_run_j_takes_its_workers_and_programs_with_it() {
-    let (mut child, _file, _err) = start_spinning("kill9", &["-j", "2"], 2);
+    // Nodes that keep busy in virtual time for a very long while, quietly
+    // (a worker writing to its dead parent's pipe would die of SIGPIPE).
+    let file = sh_scenario("kill9", "while :; do sleep 1; done", "");
+    let text = std::fs::read_to_string(&file.path).unwrap();
+    std::fs::write(&file.path, text.replace("\"5s\"", "\"100000h\"")).unwrap();
+    let sh = std::fs::canonicalize("/bin/sh").unwrap();
+    let (mut child, _file, _err) = start(file, &["-j", "2"], 2, &sh);
     let pid = child.id();
     let before: Vec<ProcInfo> = descendants(pid);
     assert!(before.len() >= 4, "workers, inits and programs: {before:?}");
