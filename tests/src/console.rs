@@ -6,8 +6,12 @@
 //! `docs/` beside a link to its `target/`, so `docs/examples/kv.toml` and
 //! `target/release/faultline` resolve as from the workspace root, and the
 //! commands may edit the copy. Text after the number (`# exit 1: a seed
-//! failed`) is commentary; the other lines of a console block are output,
-//! not compared. Once a run of docs/examples/kv.toml has failed, the
+//! failed`) is commentary. The lines after a command, up to the next, are
+//! what it prints (stdout and stderr): they must appear in its output, in
+//! order, each run of them between `...` lines contiguous (`...` stands for
+//! any number of lines). Only indentation and wall-clock times
+//! (`wall=0.6s`) are normalized: the seeds, hashes, event numbers and paths
+//! shown must be true. Once a run of docs/examples/kv.toml has failed, the
 //! commands see its first failing seed (16 hex digits) as
 //! `$FIRST_FAILING_SEED` and its artifact directory as `$DIR`.
 //!
@@ -25,9 +29,22 @@ use crate::paths::{scratch_dir, target_dir, workspace_root};
 /// How long one documented command may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// The `$` lines of a markdown file's console blocks with their expected exit codes.
-pub fn console_commands(markdown: &str) -> Vec<(String, i32)> {
-    let mut out = Vec::new();
+/// One `$` line of a console block: the command, its exit code, and the
+/// output lines shown after it.
+#[derive(Debug)]
+pub struct Console {
+    /// The command line.
+    pub cmd: String,
+    /// The exit code written after it.
+    pub code: i32,
+    /// The output lines shown after it.
+    pub shown: Vec<String>,
+}
+
+/// The `$` lines of a markdown file's console blocks with their expected
+/// exit codes and shown output.
+pub fn console_commands(markdown: &str) -> Vec<Console> {
+    let mut out: Vec<Console> = Vec::new();
     let mut block: Option<&str> = None;
     for line in markdown.lines() {
         if let Some(fence) = line.trim_start().strip_prefix("```") {
@@ -38,7 +55,13 @@ pub fn console_commands(markdown: &str) -> Vec<(String, i32)> {
             };
             continue;
         }
-        let (Some(kind), Some(cmd)) = (block, line.trim_start().strip_prefix("$ ")) else {
+        let Some(kind) = block else {
+            continue;
+        };
+        let Some(cmd) = line.trim_start().strip_prefix("$ ") else {
+            if let (Some(last), "console") = (out.last_mut(), kind) {
+                last.shown.push(line.to_string());
+            }
             continue;
         };
         assert_eq!(
@@ -52,10 +75,57 @@ pub fn console_commands(markdown: &str) -> Vec<(String, i32)> {
         let code = digits
             .parse()
             .unwrap_or_else(|_| panic!("no exit code after `# exit`: {line}"));
-        out.push((cmd.trim().to_string(), code));
+        out.push(Console {
+            cmd: cmd.trim().to_string(),
+            code,
+            shown: Vec::new(),
+        });
     }
     assert!(block.is_none(), "a code block is never closed");
     out
+}
+
+/// A line without its indentation (a list item's block indents its lines)
+/// and with its wall-clock times (`wall=1.2s`) blanked.
+fn normalize(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line.trim();
+    while let Some(at) = rest.find("wall=") {
+        out.push_str(&rest[..at + 5]);
+        rest = &rest[at + 5..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        out.push('*');
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Checks that `output` shows the `shown` lines: each run of lines between
+/// `...` lines appears in it, contiguous, the runs in order.
+pub fn check_shown(output: &str, shown: &[String]) -> Result<(), String> {
+    let out: Vec<String> = output.lines().map(normalize).collect();
+    let mut at = 0;
+    for chunk in shown.split(|l| l.trim() == "...") {
+        let want: Vec<String> = chunk.iter().map(|l| normalize(l)).collect();
+        if want.is_empty() {
+            continue;
+        }
+        let last = out.len().checked_sub(want.len());
+        let found = last.and_then(|last| (at..=last).find(|&i| out[i..i + want.len()] == want[..]));
+        match found {
+            Some(i) => at = i + want.len(),
+            None => {
+                return Err(format!(
+                    "the output does not show, in order:\n{}",
+                    want.join("\n")
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -76,8 +146,8 @@ fn first_failing_seed(runs: &Path) -> Option<String> {
     let summary = runs.join("tutorial-kv/summary.json");
     let text = std::fs::read_to_string(summary).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let seed = v["seeds"].as_array()?.iter().find(|s| s["pass"] == false)?["seed"].as_u64()?;
-    Some(format!("{seed:016x}"))
+    let seed = v["seeds"].as_array()?.iter().find(|s| s["pass"] == false)?["seed"].as_str()?;
+    Some(seed.strip_prefix("0x")?.to_string())
 }
 
 /// A scratch workspace in which documented commands run one after another,
@@ -132,7 +202,12 @@ impl ConsoleSession {
             "{doc} lost its commands: {commands:?}"
         );
         let count = commands.len();
-        for (cmd, expected) in commands {
+        for Console {
+            cmd,
+            code: expected,
+            shown,
+        } in commands
+        {
             if cmd.contains("$FIRST_FAILING_SEED") || cmd.contains("$DIR") {
                 assert!(
                     !self.seed.is_empty(),
@@ -140,7 +215,10 @@ impl ConsoleSession {
                 );
             }
             let mut c = Command::new("/bin/sh");
-            c.arg("-c").arg(&cmd).current_dir(&self.root);
+            // One pipe for both streams keeps their lines in order.
+            c.arg("-c")
+                .arg(format!("exec 2>&1\n{cmd}"))
+                .current_dir(&self.root);
             c.envs(self.env.iter().map(|(k, v)| (k, v)));
             c.env("FIRST_FAILING_SEED", &self.seed);
             c.env("DIR", self.failing_dir());
@@ -150,6 +228,9 @@ impl ConsoleSession {
                 Some(expected),
                 "{doc}: `{cmd}` exited wrongly\n{run}"
             );
+            if let Err(e) = check_shown(&String::from_utf8_lossy(&run.stdout), &shown) {
+                panic!("{doc}: `{cmd}`: {e}\n{run}");
+            }
             if self.seed.is_empty() {
                 self.seed = first_failing_seed(&self.runs).unwrap_or_default();
             }

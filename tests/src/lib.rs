@@ -20,6 +20,7 @@ pub mod output;
 pub mod paths;
 pub mod procs;
 pub mod program;
+pub mod runner;
 pub mod scenario;
 pub mod shards;
 pub mod slurm;

@@ -62,11 +62,16 @@ pub fn recorded(dir: &Path) -> Verdicts {
             serde_json::from_str(&std::fs::read_to_string(&path).expect("read summary"))
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for s in v["seeds"].as_array().expect("seeds array") {
-            let seed = s["seed"].as_u64().expect("seed");
-            let entry = (
-                s["pass"].as_bool().expect("pass"),
-                s["hash"].as_u64().expect("hash"),
-            );
+            // Seeds and hashes are 0x-hex strings (JSON numbers lose u64 bits).
+            let hex = |key: &str| {
+                let text = s[key]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{key} is not a string: {s}"));
+                u64::from_str_radix(text.trim_start_matches("0x"), 16)
+                    .unwrap_or_else(|e| panic!("{key} {text:?}: {e}"))
+            };
+            let seed = hex("seed");
+            let entry = (s["pass"].as_bool().expect("pass"), hex("hash"));
             assert!(
                 out.insert(seed, entry).is_none(),
                 "seed 0x{seed:016x} recorded twice under {}",

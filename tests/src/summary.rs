@@ -147,14 +147,19 @@ impl NodeOutcome {
 }
 
 /// One seed's verdict from `faultline run`: the line
-/// `faultline: seed=0x<16 hex> PASS|FAIL vtime=<secs>s events=<n>
-/// trace-hash=0x<16 hex>` and the node lines that follow it.
-#[derive(Clone, Debug, PartialEq)]
+/// `faultline: seed=0x<16 hex> PASS|FAIL|STUCK|INTERRUPTED|ERROR
+/// vtime=<secs>s events=<n> trace-hash=0x<16 hex> wall=<secs>s` and the
+/// node lines that follow it.
+#[derive(Clone, Debug)]
 pub struct SeedReport {
     /// The seed.
     pub seed: u64,
-    /// PASS (true) or FAIL (false).
+    /// PASS (true) or another verdict (false).
     pub pass: bool,
+    /// The verdict word: PASS, FAIL, STUCK, INTERRUPTED or ERROR.
+    pub verdict: String,
+    /// Wall-clock seconds the seed took.
+    pub wall_secs: f64,
     /// Virtual time the seed ran, in seconds.
     pub vtime_secs: f64,
     /// Number of events in the seed's trace.
@@ -165,6 +170,30 @@ pub struct SeedReport {
     pub nodes: Vec<(String, NodeOutcome)>,
 }
 
+/// Two verdicts agree when all but the wall time do (identical runs of a
+/// seed take different wall time).
+impl PartialEq for SeedReport {
+    fn eq(&self, other: &Self) -> bool {
+        (
+            self.seed,
+            self.pass,
+            &self.verdict,
+            self.vtime_secs,
+            self.events,
+            self.trace_hash,
+            &self.nodes,
+        ) == (
+            other.seed,
+            other.pass,
+            &other.verdict,
+            other.vtime_secs,
+            other.events,
+            other.trace_hash,
+            &other.nodes,
+        )
+    }
+}
+
 impl SeedReport {
     /// Parses one verdict line (without its node lines).
     pub fn parse(line: &str) -> Result<Self, String> {
@@ -173,8 +202,8 @@ impl SeedReport {
             .strip_prefix("faultline: ")
             .ok_or_else(|| format!("not a seed line: {line:?}"))?;
         let words: Vec<&str> = rest.split(' ').collect();
-        let [seed, verdict, vtime, events, hash] = words.as_slice() else {
-            return Err(format!("seed line does not have 5 fields: {line:?}"));
+        let [seed, verdict, vtime, events, hash, wall] = words.as_slice() else {
+            return Err(format!("seed line does not have 6 fields: {line:?}"));
         };
         let field = |word: &str, key: &str| -> Result<String, String> {
             word.strip_prefix(key)
@@ -184,14 +213,24 @@ impl SeedReport {
         };
         let pass = match *verdict {
             "PASS" => true,
-            "FAIL" => false,
-            other => return Err(format!("verdict {other:?} is not PASS or FAIL in {line:?}")),
+            "FAIL" | "STUCK" | "INTERRUPTED" | "ERROR" => false,
+            other => {
+                return Err(format!(
+                    "verdict {other:?} is not a verdict word in {line:?}"
+                ))
+            }
         };
+        let wall = field(wall, "wall")?;
         let vtime = field(vtime, "vtime")?;
         let events = field(events, "events")?;
         Ok(Self {
             seed: hex64(&field(seed, "seed")?).map_err(|e| format!("seed: {e} in {line:?}"))?,
             pass,
+            verdict: verdict.to_string(),
+            wall_secs: wall
+                .strip_suffix('s')
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| format!("wall={wall} is not <secs>s in {line:?}"))?,
             vtime_secs: vtime
                 .strip_suffix('s')
                 .and_then(|s| s.parse().ok())
@@ -281,13 +320,13 @@ mod tests {
 
     const SEED_LINES: &str =
         "faultline: seed=0x00000000000000ab FAIL vtime=20.000000s events=1234 \
-                              trace-hash=0x0123456789abcdef\n\
+                              trace-hash=0x0123456789abcdef wall=2.5s\n\
                               faultline:   node server: running at end\n\
                               faultline:   node x: exit 3\n\
                               faultline:   node crash: killed by SIGSEGV\n\
                               noise from a node\n\
                               faultline: seed=0x00000000000000cd PASS vtime=1.5s events=7 \
-                              trace-hash=0xfedcba9876543210\n\
+                              trace-hash=0xfedcba9876543210 wall=0.1s\n\
                               faultline:   node x: exit 0\n";
 
     #[test]
@@ -296,6 +335,7 @@ mod tests {
         assert_eq!(reports.len(), 2);
         let (a, b) = (&reports[0], &reports[1]);
         assert_eq!((a.seed, a.pass, a.events), (0xab, false, 1234));
+        assert_eq!((a.verdict.as_str(), a.wall_secs), ("FAIL", 2.5));
         assert_eq!(a.trace_hash, 0x0123_4567_89ab_cdef);
         assert!((a.vtime_secs - 20.0).abs() < 1e-9);
         assert_eq!(a.node("server"), Some(&NodeOutcome::RunningAtEnd));
@@ -316,6 +356,7 @@ mod tests {
         assert!(SeedReport::parse(&line.replace("FAIL", "MAYBE")).is_err());
         assert!(SeedReport::parse(&line.replace("0x00000000000000ab", "0xab")).is_err());
         assert!(SeedReport::parse(&line.replace(" events=1234", "")).is_err());
+        assert!(SeedReport::parse(&line.replace(" wall=2.5s", "")).is_err());
         assert!(SeedReport::all_from_stderr("faultline:   node x: exit 0\n").is_err());
         assert!(NodeOutcome::parse("exited 3").is_err());
         assert!(NodeOutcome::parse("killed by").is_err());

@@ -2,10 +2,10 @@
 //!
 //! Every `$ command    # exit N` line in a ```console block of README.md,
 //! docs/tutorial.md and docs/agents.md runs, in file order, and must exit
-//! with N (see `faultline_e2e::console` for how). Text after the number
-//! (`# exit 124: stopped by --timeout`) is commentary. The other lines of a
-//! console block are the output the command prints; they are not compared
-//! (trace hashes move whenever the supervisor changes).
+//! with N, and the output shown under it must be what it prints (see
+//! `faultline_e2e::console` for how: only indentation and wall times are
+//! normalized). Text after the number (`# exit 124: stopped by --timeout`)
+//! is commentary.
 //! `$FIRST_FAILING_SEED` is the first failing seed (16 hex digits) of the
 //! file's runs of docs/examples/kv.toml, once one has failed.
 //!

@@ -1,36 +1,19 @@
-//! The scenario runner's bug-report loop (issue 5): checks beyond node exits
-//! (stderr patterns, the linearizability of a recorded history, a checker
-//! command), the artifact files, `faultline replay`, `faultline pin` and the
+//! The scenario runner's bug-report loop (issues 5 and 16): checks beyond
+//! node exits (stderr patterns, the linearizability of a recorded history, a
+//! checker command), the artifact files, `faultline replay` (into a new
+//! directory, from anywhere, with the recorded settings, naming changed
+//! binaries and the first divergent event), `faultline pin` and the
 //! fix-check loop, parallel seeds, and shards merged with `faultline merge`.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use faultline_e2e::exec::{run_command, DEFAULT_TIMEOUT};
 use faultline_e2e::kv::KvScenario;
-use faultline_e2e::paths::{faultline_bin, scratch_dir};
-use faultline_e2e::{Run, ScenarioFile, ScenarioRun};
-
-/// The first stderr line of `run` containing `needle`, if any.
-fn any_line<'a>(run: &'a Run, needle: &str) -> Option<&'a str> {
-    run.stderr.lines().find(|l| l.contains(needle))
-}
-
-/// Runs a faultline verb with arguments.
-fn faultline(args: &[&str]) -> Run {
-    let mut c = Command::new(faultline_bin());
-    c.args(args);
-    run_command(c, DEFAULT_TIMEOUT)
-}
-
-/// A one-node scenario running `sh -c SCRIPT`, plus extra TOML.
-fn sh_scenario(tag: &str, script: &str, extra: &str) -> ScenarioFile {
-    let dir = scratch_dir(&format!("runner-{tag}"));
-    let text = format!(
-        "name = \"runner-{tag}\"\nduration = \"5s\"\n\n[[node]]\nname = \"n\"\ncommand = [\"/bin/sh\", \"-c\", {script:?}]\n{extra}"
-    );
-    ScenarioFile::raw(&dir, "s.toml", &text)
-}
+use faultline_e2e::paths::scratch_dir;
+use faultline_e2e::runner::{
+    any_line, command_scenario, failing_dir, faultline, faultline_in, report_json, sh_scenario,
+};
+use faultline_e2e::ScenarioFile;
 
 /// The kv scenario (see `faultline_e2e::kv`) with the no-dir-fsync bug or without.
 fn kv_text(name: &str, dir: &Path, bug: bool) -> String {
@@ -42,17 +25,6 @@ fn kv_text(name: &str, dir: &Path, bug: bool) -> String {
         ..KvScenario::rust(name)
     }
     .toml(dir)
-}
-
-/// The artifact directory of the first failing seed of a run.
-#[track_caller]
-fn failing_dir(run: &ScenarioRun) -> PathBuf {
-    let failed = run
-        .reports()
-        .into_iter()
-        .find(|r| !r.pass)
-        .unwrap_or_else(|| panic!("no FAIL verdict\n{run}"));
-    run.seed_dir(failed.seed)
 }
 
 #[test]
@@ -83,10 +55,7 @@ fn non_linearizable_history_fails_with_the_explanation() {
         any_line(&run.run, "k1").is_some(),
         "the explanation names the key\n{run}"
     );
-    let report: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(failing_dir(&run).join("report.json")).unwrap(),
-    )
-    .unwrap();
+    let report = report_json(&failing_dir(&run));
     assert_eq!(report["failure"]["check"], "linearizable", "{report}");
     assert_eq!(report["format"], 1);
 }
@@ -131,7 +100,8 @@ fn artifacts_hold_report_faults_net_and_timeline() {
         "faults.json",
         "net.jsonl",
         "timeline.txt",
-        "trace.jsonl",
+        "trace.jsonl.zst",
+        "scenario.toml",
         "client.stdout",
         "kv.stderr",
     ] {
@@ -141,6 +111,9 @@ fn artifacts_hold_report_faults_net_and_timeline() {
             seed_dir.display()
         );
     }
+    // The trace is zstd-compressed (its frame's magic number).
+    let trace = std::fs::read(seed_dir.join("trace.jsonl.zst")).unwrap();
+    assert_eq!(trace[..4], [0x28, 0xb5, 0x2f, 0xfd], "not a zstd frame");
     let faults: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(seed_dir.join("faults.json")).unwrap())
             .unwrap();
@@ -164,8 +137,10 @@ fn artifacts_hold_report_faults_net_and_timeline() {
     );
 }
 
-/// Fails, replays identically, pins, and the pinned seed then follows the
-/// fix: passes with the bug switched off, fails again with it back on.
+/// Fails, replays identically from another directory into a new one
+/// (leaving the recorded run as it was), pins, and the pinned seed then
+/// follows the fix: passes with the bug switched off, fails again with it
+/// back on.
 #[test]
 fn replay_pin_and_the_fix_check_loop() {
     let dir = scratch_dir("runner-pin");
@@ -182,8 +157,13 @@ fn replay_pin_and_the_fix_check_loop() {
         .nth(1)
         .expect("check part")
         .to_string();
+    let recorded = snapshot(&seed_dir);
 
-    let replay = faultline(&["replay", seed_dir.to_str().unwrap()]);
+    // From another working directory: report.json holds absolute paths.
+    let replay = faultline_in(
+        Some(Path::new("/")),
+        &["replay", seed_dir.to_str().unwrap()],
+    );
     replay.expect_code(1);
     let said = any_line(&replay, "replay identical").unwrap_or_else(|| panic!("\n{replay}"));
     assert!(said.contains("fails at t="), "{said}");
@@ -191,8 +171,42 @@ fn replay_pin_and_the_fix_check_loop() {
         any_line(&replay, &at).is_some(),
         "the replay's failure differs from {at:?}\n{replay}"
     );
+    assert!(
+        seed_dir.join("replay-1").join("report.json").is_file(),
+        "\n{replay}"
+    );
+    assert_eq!(
+        snapshot(&seed_dir),
+        recorded,
+        "replay changed the recorded run"
+    );
+    // A second replay goes to replay-2; --artifacts names a directory.
+    faultline(&["replay", seed_dir.to_str().unwrap()]).expect_code(1);
+    assert!(seed_dir.join("replay-2").join("report.json").is_file());
+    let named = dir.join("named-replay");
+    let replay = faultline(&[
+        "replay",
+        seed_dir.to_str().unwrap(),
+        "--artifacts",
+        named.to_str().unwrap(),
+    ]);
+    replay.expect_code(1);
+    assert!(named.join("report.json").is_file(), "\n{replay}");
+    // ... but never one that holds something.
+    let refused = faultline(&[
+        "replay",
+        seed_dir.to_str().unwrap(),
+        "--artifacts",
+        named.to_str().unwrap(),
+    ]);
+    refused.expect_code(2);
+    assert!(
+        any_line(&refused, "not an empty directory").is_some(),
+        "\n{refused}"
+    );
 
-    faultline(&["pin", seed_dir.to_str().unwrap()]).expect_code(0);
+    // pin edits the recorded (absolute) file, from any directory.
+    faultline_in(Some(Path::new("/")), &["pin", seed_dir.to_str().unwrap()]).expect_code(0);
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("[[pinned]]"), "{text}");
     let seed = seed_dir.file_name().unwrap().to_str().unwrap().to_string();
@@ -204,10 +218,11 @@ fn replay_pin_and_the_fix_check_loop() {
         .seeds(1)
         .run();
     fixed.expect_pass();
-    assert!(
-        any_line(&fixed.run, &format!("pinned seed 0x{seed}")).is_some(),
-        "\n{fixed}"
+    let pinned = any_line(
+        &fixed.run,
+        &format!("pinned seed 0x{seed} (failed before: check \"node exit\" at t="),
     );
+    assert!(pinned.is_some(), "\n{fixed}");
     // Reverting the fix: the pinned seed fails again.
     let reverted = ScenarioFile::raw(&dir, "kv.toml", &text)
         .runner()
@@ -219,6 +234,97 @@ fn replay_pin_and_the_fix_check_loop() {
         u64::from_str_radix(&seed, 16).unwrap(),
         "\n{reverted}"
     );
+}
+
+/// Every file of a seed directory (not its replays) with its contents.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// A seed found with a non-default flag replays identically without it:
+/// report.json records the settings and replay reuses them.
+#[test]
+fn replay_reuses_the_recorded_settings() {
+    let file = sh_scenario(
+        "settings",
+        "for i in 1 2 3; do sleep 0.1; echo $i; done; exit 3",
+        "",
+    );
+    let run = file
+        .runner()
+        .seed(7)
+        .flag("--step-cost")
+        .flag("2us")
+        .flag("--cpus")
+        .flag("3")
+        .run();
+    run.expect_code(1);
+    let seed_dir = failing_dir(&run);
+    let report = report_json(&seed_dir);
+    assert_eq!(report["settings"]["step_cost"], "2us", "{report}");
+    assert_eq!(report["settings"]["cpus"], 3, "{report}");
+    let replay = faultline(&["replay", seed_dir.to_str().unwrap()]);
+    replay.expect_code(1);
+    assert!(
+        any_line(&replay, "replay identical").is_some(),
+        "\n{replay}"
+    );
+    // The flags matter: the default step cost gives another trace.
+    let default = file.runner().seed(7).flag("--cpus").flag("3").run();
+    assert_ne!(
+        default.report().trace_hash,
+        run.report().trace_hash,
+        "\n{default}"
+    );
+}
+
+/// A program changed since the run: replay names the file, says the run
+/// DIFFERS and shows the first divergent event of both traces.
+#[test]
+fn replay_names_a_changed_binary_and_the_first_divergent_event() {
+    let dir = scratch_dir("runner-binary");
+    let prog = dir.join("prog");
+    std::fs::copy("/bin/true", &prog).unwrap();
+    let file = command_scenario("binary", &[prog.to_str().unwrap()], "");
+    let run = file.runner().seed(3).run();
+    run.expect_pass();
+    let seed_dir = run.seed_dir(3);
+    let sha = report_json(&seed_dir)["binaries"][prog.to_str().unwrap()].clone();
+    assert_eq!(sha.as_str().map(str::len), Some(64), "{sha}");
+    faultline(&["replay", seed_dir.to_str().unwrap()]).expect_code(0);
+
+    std::fs::remove_file(&prog).unwrap();
+    std::fs::copy("/bin/false", &prog).unwrap();
+    let replay = faultline(&["replay", seed_dir.to_str().unwrap()]);
+    replay.expect_code(3);
+    let warning = format!("warning: {} changed since the recorded run", prog.display());
+    assert!(any_line(&replay, &warning).is_some(), "\n{replay}");
+    assert!(any_line(&replay, "replay DIFFERS").is_some(), "\n{replay}");
+    let event =
+        any_line(&replay, "first divergent event #").unwrap_or_else(|| panic!("\n{replay}"));
+    let n: usize = event
+        .split('#')
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(':')
+        .parse()
+        .unwrap();
+    let recorded = any_line(&replay, "recorded: {").unwrap_or_else(|| panic!("\n{replay}"));
+    let again = any_line(&replay, "replay  : ").unwrap_or_else(|| panic!("\n{replay}"));
+    assert!(recorded.contains(&format!("\"n\":{n},")), "{recorded}");
+    assert_ne!(recorded.split(": ").nth(1), again.split(": ").nth(1));
 }
 
 /// -j runs the same seeds to the same verdicts and hashes; shards cover the
@@ -238,11 +344,12 @@ fn parallel_seeds_and_shards_agree_with_one_run() {
     parallel_cmd.arg("-j").arg("2");
     let parallel = run_command(parallel_cmd, DEFAULT_TIMEOUT);
     parallel.expect_code(0);
+    // The seed lines without their wall times.
     let verdicts = |stderr: &str| -> Vec<String> {
         stderr
             .lines()
             .filter(|l| l.starts_with("faultline: seed="))
-            .map(str::to_owned)
+            .map(|l| l.split(" wall=").next().unwrap_or(l).to_owned())
             .collect()
     };
     assert_eq!(
@@ -250,9 +357,10 @@ fn parallel_seeds_and_shards_agree_with_one_run() {
         verdicts(&parallel.stderr),
         "\n{serial}\n{parallel}"
     );
-    // One verdict line and one summary for the whole run, not one per seed.
+    // One start line, one verdict line and one summary for the whole run,
+    // not one per seed.
     let totals = |stderr: &str| stderr.lines().filter(|l| l.contains("seed(s)")).count();
-    assert_eq!(totals(&parallel.stderr), 1, "\n{parallel}");
+    assert_eq!(totals(&parallel.stderr), 2, "\n{parallel}");
     let summaries: Vec<String> =
         std::fs::read_dir(dir.join("parallel-run").join("runner-parallel"))
             .unwrap()

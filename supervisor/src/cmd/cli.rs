@@ -55,7 +55,9 @@ faultline run scenario.toml --seeds 400 --shard-count 4     with $JOB_COMPLETION
 faultline run scenario.toml --seeds 400 --shard-count 4     in sbatch --array=0-3 ($SLURM_ARRAY_TASK_ID)\n  \
 faultline run scenario.toml --seeds 50 --explore            50 seeds never run before (base printed)\n  \
 faultline run scenario.toml --seed-list failing.txt         the seeds of a file, one per line\n  \
-faultline run scenario.toml --seeds 100 --results hunt.jsonl   append a JSON line per seed\n\n\
+faultline run scenario.toml --seeds 100 --results hunt.jsonl   append a JSON line per seed\n  \
+faultline run scenario.toml --seeds 50 --junit seeds.xml    JUnit XML for CI, one test per seed\n  \
+faultline run scenario.toml --seed-timeout 2m               a seed that spins is `stuck` after 2m\n\n\
 MANY MACHINES: each shard writes <artifacts>/<scenario>/summary-shard-I-of-N.json;\n\
 `faultline merge DIR...` combines them (README, section Many machines).\n\n\
 SCENARIO FILE (every key in the README, section Scenarios):\n  \
@@ -66,7 +68,7 @@ seeds = 10                   # optional default for --seeds\n  \
 [disk]                       # optional: metadata = \"posix\" | \"ordered\"\n  \
 [[node]]                     # one host per node: 127.77.0.1, .2, ... in file order\n  \
 name = \"kv\"\n  \
-command = [\"./kvserver\", \"--data\", \"/data/kv\"]   # relative to the file\n  \
+command = [\"./kvserver\", \"--data\", \"/data/kv\"]   # relative to the file, run in its folder\n  \
 data_dir = \"/data/kv\"       # optional: the node's simulated disk\n  \
 env = { KEY = \"value\" }    # optional; {node_dir}, {history} are expanded\n  \
 restart_on_exit = true       # optional (or reboot_on_exit)\n  \
@@ -98,17 +100,23 @@ timeout = \"2s\"              # optional (default 10s): virtual; a slower run fa
 [[pinned]]                   # added by `faultline pin`\n\n\
 CHECKS: node exits, invariants (a failing probe stops the seed there), stderr patterns,\n\
 linearizability of $FAULTLINE_HISTORY, the checker command.\n\
-ARTIFACTS: DIR/<scenario>/<seed>/: report.json, trace.jsonl, faults.json, net.jsonl,\n\
-timeline.txt, timeline.html, faultline.log (diagnostics), output.jsonl (when output was\n\
-written), history.jsonl, <node>.stdout/.stderr, <node>.disk/,\n\
-inv-N.stdout/.stderr (every run of probe N).\n\n\
-EXIT CODES: 0 every seed passed, 1 a seed failed, 2 bad input.")]
+ARTIFACTS: DIR/<scenario>/<seed>/: report.json, scenario.toml, trace.jsonl.zst (zstdcat it),\n\
+faults.json, net.jsonl, timeline.txt, timeline.html, faultline.log (diagnostics),\n\
+output.jsonl (when output was written), history.jsonl, <node>.stdout/.stderr, <node>.disk/,\n\
+inv-N.stdout/.stderr (every run of probe N); DIR/<scenario>/summary.json.\n\n\
+EXIT CODES: 0 every seed passed, 1 a seed failed or was stuck, 2 bad input (also --seeds 0,\n\
+-j 0, duration \"0s\"), 125 faultline itself failed, 130/143 after SIGINT/SIGTERM (the running\n\
+seed's report.json is kept, marked interrupted).")]
     Run(RunArgs),
     /// Run a seed again from its artifact directory and check the run is identical.
     #[command(
-        after_help = "EXAMPLE:\n  faultline replay runs/kv/5bc2d63b491424e2\n\n\
-The same check fails at the same virtual time and event; faultline compares\n\
-the trace hash with the one in report.json and says whether it matches.\n\n\
+        after_help = "EXAMPLES:\n  faultline replay runs/kv/5bc2d63b491424e2                 into runs/kv/5bc2d63b491424e2/replay-1/\n  \
+faultline replay runs/kv/5bc2d63b491424e2 --artifacts /tmp/r   into a new directory\n\n\
+The recorded directory is never changed. The seed runs with the scenario copy and\n\
+the settings report.json recorded, from any working directory: the same check fails\n\
+at the same virtual time and event, and faultline compares the trace hash with the\n\
+recorded one. If they differ it prints the first divergent event of both traces,\n\
+and it warns, naming the file, when a node's binary changed since the run.\n\n\
 EXIT CODES: 0 the seed passed, 1 it failed (as recorded), 2 bad input,\n\
 3 the replay differs from the recorded run."
     )]
@@ -236,8 +244,12 @@ pub struct ExecArgs {
     pub command: Vec<String>,
 }
 
-/// Settings of the simulated machine, common to `exec` and `run`.
-#[derive(Debug, Args, Clone)]
+/// Settings of the simulated machine, common to `exec` and `run`. They
+/// shape a run, so report.json records them whole (a field added here is
+/// recorded and reused by `replay` without further code) and `run -j`
+/// hands them to its workers.
+#[derive(Debug, Args, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SimArgs {
     /// Wall-clock time the program sees at the start (UTC, RFC 3339).
     #[arg(long, default_value = "2025-01-01T00:00:00Z", value_name = "TIME")]
@@ -315,7 +327,10 @@ pub struct SimArgs {
 }
 
 /// `--schedule-policy` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum PolicyName {
     /// Uniformly random at every scheduling point.
     Random,
@@ -337,6 +352,18 @@ impl SimArgs {
     }
 }
 
+impl Default for SimArgs {
+    /// The flags' defaults (what an old report.json without a setting ran with).
+    fn default() -> Self {
+        #[derive(Parser)]
+        struct Defaults {
+            #[command(flatten)]
+            sim: SimArgs,
+        }
+        Defaults::parse_from(["faultline"]).sim
+    }
+}
+
 /// Options of `faultline run`.
 #[derive(Debug, Args, Clone)]
 pub struct RunArgs {
@@ -350,7 +377,7 @@ pub struct RunArgs {
 
     /// How many seeds to run (default: the file's `seeds`, else 1). The seeds
     /// derive from the scenario name, so every machine runs the same ones.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_seeds)]
     pub seeds: Option<u64>,
 
     /// Run exactly the seeds listed in FILE: one per line, decimal or 0x-hex,
@@ -384,15 +411,34 @@ pub struct RunArgs {
     #[arg(long)]
     pub keep_going: bool,
 
-    /// Run N seeds at a time, each in its own faultline process.
-    #[arg(short = 'j', long = "jobs", default_value_t = 1, value_name = "N")]
+    /// Run N seeds at a time, each in its own faultline process (N >= 1).
+    /// The workers die with this process, even when it is killed.
+    #[arg(short = 'j', long = "jobs", default_value_t = 1, value_name = "N", value_parser = parse_jobs)]
     pub jobs: usize,
+
+    /// Wall-clock time one seed may take, e.g. `30s` or `1h` (`0`: no limit).
+    /// A node that spins without syscalls never lets virtual time reach the
+    /// scenario's duration; such a seed ends with the verdict `stuck`, and
+    /// its artifacts are kept like a failure's.
+    #[arg(long, default_value = "10m", value_name = "DURATION", value_parser = crate::scenario::duration::parse_ns)]
+    pub seed_timeout: u64,
+
+    /// Also write the verdicts as JUnit XML to FILE: one test case per seed
+    /// (failed ones carry the check and its message), for CI systems that
+    /// show test reports, e.g. `--junit results.xml`.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<std::path::PathBuf>,
 
     /// Set by `run -j` on the faultline processes it starts, one per seed:
     /// run the seed and keep its artifacts, but leave summary.json and the
     /// verdict line to the parent, so a sharded `-j` run counts each seed once.
     #[arg(long, hide = true)]
     pub seed_worker: bool,
+
+    /// Set by `run -j` on its workers: the parent's simulation settings as
+    /// JSON (they replace the flags), so every setting reaches the workers.
+    #[arg(long, hide = true, value_name = "JSON")]
+    pub worker_settings: Option<String>,
 
     /// Run only slice I of N of the seeds (seeds whose index modulo N is I),
     /// e.g. `--shard 0/4` on the first of four machines.
@@ -431,6 +477,24 @@ fn parse_explore(s: &str) -> Result<Explore, String> {
     }
 }
 
+/// Parses `--seeds N` with N >= 1.
+fn parse_seeds(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(0) => Err("--seeds 0 runs nothing: give 1 or more seeds".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a number of seeds")),
+    }
+}
+
+/// Parses `-j N` with N >= 1.
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("-j 0 runs nothing: give 1 or more jobs".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a number of jobs")),
+    }
+}
+
 /// Parses `I/N` with I < N.
 pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     let bad = || format!("shard {s:?}: expected I/N with 0 <= I < N, e.g. 0/4");
@@ -445,13 +509,17 @@ pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
 /// Options of `faultline replay`.
 #[derive(Debug, Args, Clone)]
 pub struct ReplayArgs {
-    /// A seed's artifact directory (it holds report.json).
+    /// A seed's artifact directory (it holds report.json). It is only read.
     #[arg(value_name = "DIR")]
     pub dir: std::path::PathBuf,
 
-    /// Simulation settings (use the ones the seed ran with).
-    #[command(flatten)]
-    pub sim: SimArgs,
+    /// Where the replay's artifacts go (default: the first free DIR/replay-N/).
+    #[arg(long, value_name = "OUT")]
+    pub artifacts: Option<std::path::PathBuf>,
+
+    /// Wall-clock time the replay may take (as `run --seed-timeout`).
+    #[arg(long, default_value = "10m", value_name = "DURATION", value_parser = crate::scenario::duration::parse_ns)]
+    pub seed_timeout: u64,
 }
 
 /// Parses a seed: decimal, or hexadecimal with a 0x prefix.

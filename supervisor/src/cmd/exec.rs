@@ -9,6 +9,7 @@ use crate::cmd::cli::{ExecArgs, SimArgs};
 use crate::engine::{Config, Ending, Outcome, Supervisor};
 use crate::host::launch::LaunchSpec;
 use crate::host::seccomp;
+use crate::report::divergence::first_divergence;
 use crate::scenario::duration;
 use crate::sim::netstate::NetState;
 use crate::sim::trace::TraceLog;
@@ -49,6 +50,7 @@ pub fn config(sim: &SimArgs, seed: u64) -> Result<Config, String> {
         preload: sim.preload,
         clock_step_every: sim.clock_step_every,
         schedule: sim.schedule(),
+        wall_deadline: None,
     })
 }
 
@@ -68,6 +70,7 @@ fn try_run(args: &ExecArgs) -> Result<i32, String> {
         output: None,
         mounts: Vec::new(),
         channel_fd: None,
+        cwd: None,
     };
     let trace_file = match &args.trace {
         Some(p) => {
@@ -96,7 +99,8 @@ fn try_run(args: &ExecArgs) -> Result<i32, String> {
     let (second, _, _) = captured(&spec, |spec| {
         run_once(&cfg, spec, &args.host, TraceLog::new(None, true))
     })?;
-    match first_divergence(&first.lines, &second.lines) {
+    let divergence = first_divergence(first.lines.iter().cloned(), second.lines.iter().cloned());
+    match divergence {
         None if first.hash == second.hash => {
             eprintln!(
                 "faultline: determinism ok: two runs of seed 0x{:016x} gave {} identical events, trace-hash=0x{:016x}",
@@ -109,10 +113,8 @@ fn try_run(args: &ExecArgs) -> Result<i32, String> {
                 "faultline: determinism FAILED: seed 0x{:016x} gave trace-hash 0x{:016x} then 0x{:016x}",
                 cfg.seed, first.hash, second.hash
             );
-            if let Some((n, a, b)) = divergence {
-                eprintln!("faultline: first divergent event #{n}:");
-                eprintln!("faultline:   run 1: {a}");
-                eprintln!("faultline:   run 2: {b}");
+            if let Some(d) = divergence {
+                d.print("run 1", "run 2");
             }
             Ok(EXIT_NONDETERMINISTIC)
         }
@@ -180,26 +182,15 @@ fn run_once(
     outcome
 }
 
-/// The first event number at which two traces differ, with both lines.
-fn first_divergence(a: &[String], b: &[String]) -> Option<(usize, String, String)> {
-    let missing = || "(run ended)".to_string();
-    (0..a.len().max(b.len())).find_map(|i| {
-        let (x, y) = (a.get(i), b.get(i));
-        (x != y).then(|| {
-            (
-                i + 1,
-                x.cloned().unwrap_or_else(missing),
-                y.cloned().unwrap_or_else(missing),
-            )
-        })
-    })
-}
-
 fn exit_code(ending: &Ending) -> i32 {
     match ending {
         Ending::Exited(c) => *c,
         Ending::Signaled(s) => 128 + s,
-        Ending::Deadlock(_) | Ending::TimeLimit | Ending::Invariant => EXIT_DEADLOCK,
+        Ending::Deadlock(_) | Ending::TimeLimit | Ending::Invariant | Ending::Stuck => {
+            EXIT_DEADLOCK
+        }
+        Ending::Interrupted(s) => 128 + s,
+        Ending::Internal(_) => EXIT_FAULTLINE_ERROR,
     }
 }
 
@@ -214,6 +205,7 @@ fn print_outcome(cfg: &Config, o: &Outcome) {
                 eprintln!("faultline: deadlock:   {l}");
             }
         }
+        Ending::Internal(e) => eprintln!("faultline: error: {e}"),
         Ending::TimeLimit => eprintln!(
             "faultline: virtual time limit reached at {:.6}s; the program was still running",
             o.vtime as f64 / 1e9

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::cmd::run::Summary;
+use crate::report::summary::Summary;
 
 /// Reads every `<DIR>/<scenario>/summary*.json` and prints the combined verdict.
 pub fn merge(dirs: &[std::path::PathBuf]) -> i32 {

@@ -1,111 +1,141 @@
 //! `faultline run -j N`: seeds in parallel, each in its own faultline process
 //! (one supervisor per process: a supervisor reaps with waitpid(-1), so two
 //! cannot share one). Each seed's report is printed whole, in seed order.
+//! Workers die with this process (PR_SET_PDEATHSIG), and SIGINT/SIGTERM is
+//! passed on to them, so each writes its partial report.
 
 use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
 
-use crate::cmd::cli::{RunArgs, SimArgs};
-use crate::cmd::run::SeedResult;
-use crate::scenario::Scenario;
+use crate::cmd::cli::RunArgs;
+use crate::cmd::run::{seed_dir, RunError};
+use crate::cmd::seed::SeedJob;
+use crate::host::interrupt;
+use crate::report::artifacts::Report;
+use crate::report::summary::SeedResult;
 
-/// The flags that make a child simulate the same machine as this run.
-fn sim_flags(sim: &SimArgs) -> Vec<String> {
-    let mut flags = vec![
-        "--epoch".to_string(),
-        sim.epoch.clone(),
-        "--cpus".into(),
-        sim.cpus.to_string(),
-        "--step-cost".into(),
-        sim.step_cost.clone(),
-        "--spin-limit".into(),
-        sim.spin_limit.clone(),
-        "--clock-step-every".into(),
-        sim.clock_step_every.to_string(),
-        "--schedule-policy".into(),
-        sim.schedule().name().into(),
-        "--pct-depth".into(),
-        sim.pct_depth.to_string(),
-        "--pct-steps".into(),
-        sim.pct_steps.to_string(),
-    ];
-    if sim.no_pin {
-        flags.push("--no-pin".into());
-    }
-    if sim.no_vdso {
-        flags.push("--no-vdso".into());
-    }
-    if sim.preload {
-        flags.push("--preload".into());
-    }
-    flags
+/// A running worker: its seed's index and seed, the process, its stderr.
+struct Worker {
+    index: usize,
+    seed: u64,
+    child: Child,
+    stderr: Receiver<Vec<u8>>,
 }
 
-fn spawn(args: &RunArgs, seed: u64) -> Result<Child, String> {
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot find the faultline binary: {e}"))?;
-    let mut cmd = Command::new(exe);
-    cmd.arg("run")
-        .arg(&args.file)
+fn spawn(args: &RunArgs, job: &SeedJob, index: usize, seed: u64) -> Result<Worker, RunError> {
+    let fail = |e: String| RunError::Faultline(e);
+    let exe = std::env::current_exe()
+        .map_err(|e| fail(format!("cannot find the faultline binary: {e}")))?;
+    let settings = serde_json::to_string(job.sim).map_err(|e| fail(e.to_string()))?;
+    let parent = std::process::id() as libc::pid_t;
+    let mut command = Command::new(exe);
+    command
+        .arg("run")
+        .arg(&job.file)
         .arg("--seed-worker")
         .arg("--seed")
         .arg(format!("0x{seed:016x}"))
         .arg("--artifacts")
         .arg(&args.artifacts)
-        .args(sim_flags(&args.sim));
-    // Each child appends its seed's line (with its own wall time).
+        .arg("--seed-timeout")
+        .arg(format!(
+            "{}ns",
+            job.seed_timeout.map_or(0, |t| t.as_nanos())
+        ))
+        .arg("--worker-settings")
+        .arg(settings);
+    // Each worker appends its seed's line (with its own wall time).
     if let Some(results) = &args.results {
-        cmd.arg("--results").arg(results);
+        command.arg("--results").arg(results);
     }
-    cmd.stdin(Stdio::null())
+    command
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: prctl and getppid are async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            crate::host::launch::die_with_parent(Some(parent));
+            Ok(())
+        });
+    }
+    let mut child = command
         .spawn()
-        .map_err(|e| format!("cannot start a faultline child: {e}"))
+        .map_err(|e| fail(format!("cannot start a faultline worker: {e}")))?;
+    let mut pipe = child.stderr.take().expect("piped stderr");
+    let (tx, stderr) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = pipe.read_to_end(&mut buf);
+        let _ = tx.send(buf);
+    });
+    Ok(Worker {
+        index,
+        seed,
+        child,
+        stderr,
+    })
 }
 
-/// Runs `seeds` with at most `args.jobs` at a time; stops starting new ones
-/// after a failure unless --keep-going.
-pub fn run_seeds(args: &RunArgs, sc: &Scenario, seeds: &[u64]) -> Result<Vec<SeedResult>, String> {
+/// Runs the seeds with at most `args.jobs` at a time; stops starting new
+/// ones after a failure unless --keep-going, and after SIGINT/SIGTERM.
+pub fn run_seeds(
+    args: &RunArgs,
+    job: &SeedJob,
+    seeds: &[u64],
+) -> Result<Vec<SeedResult>, RunError> {
     let mut queue = seeds.iter().copied().enumerate();
-    let mut running: Vec<(usize, u64, Child)> = Vec::new();
+    let mut running: Vec<Worker> = Vec::new();
     let mut done: BTreeMap<usize, (SeedResult, Vec<u8>)> = BTreeMap::new();
     let mut printed = 0;
     let mut failed = false;
+    let mut forwarded = false;
     loop {
-        while (args.keep_going || !failed) && running.len() < args.jobs {
+        let stopping = interrupt::received();
+        if let (Some(sig), false) = (stopping, forwarded) {
+            for w in &running {
+                unsafe { libc::kill(w.child.id() as libc::pid_t, sig) };
+            }
+            forwarded = true;
+        }
+        while stopping.is_none() && (args.keep_going || !failed) && running.len() < args.jobs {
             let Some((i, seed)) = queue.next() else { break };
-            running.push((i, seed, spawn(args, seed)?));
+            running.push(spawn(args, job, i, seed)?);
         }
         if running.is_empty() {
             break;
         }
-        let (i, seed, child) = running.remove(0);
-        let out = child.wait_with_output().map_err(|e| e.to_string())?;
-        match out.status.code() {
-            Some(0) | Some(1) => {}
-            _ => {
-                return Err(format!(
-                    "seed 0x{seed:016x}: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ))
-            }
-        }
-        let pass = out.status.code() == Some(0);
-        failed |= !pass;
-        let hash = recorded_hash(args, sc, seed).unwrap_or(0);
-        done.insert(
-            i,
-            (
-                SeedResult {
-                    seed,
-                    pass,
-                    hash,
-                    text: String::new(),
-                },
-                out.stderr,
-            ),
-        );
+        let finished = running
+            .iter_mut()
+            .position(|w| matches!(w.child.try_wait(), Ok(Some(_))));
+        let Some(k) = finished else {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        };
+        let mut w = running.remove(k);
+        let status = w
+            .child
+            .wait()
+            .map_err(|e| RunError::Faultline(e.to_string()))?;
+        let stderr = w.stderr.recv().unwrap_or_default();
+        let result = match status.code() {
+            // Bad input: whatever report.json is there is an older run's.
+            Some(2) => Err("it refused its input".to_string()),
+            _ => worker_result(args, job, w.seed),
+        };
+        let result = result.map_err(|e| {
+            RunError::Faultline(format!(
+                "seed 0x{:016x}: the worker ended with {status} and no report ({e}): {}",
+                w.seed,
+                String::from_utf8_lossy(&stderr).trim()
+            ))
+        })?;
+        failed |= !result.pass;
+        done.insert(w.index, (result, stderr));
         // Print finished seeds in order.
         while let Some((_, stderr)) = done.get(&printed) {
             eprint!("{}", String::from_utf8_lossy(stderr));
@@ -118,8 +148,11 @@ pub fn run_seeds(args: &RunArgs, sc: &Scenario, seeds: &[u64]) -> Result<Vec<See
     Ok(done.into_values().map(|(r, _)| r).collect())
 }
 
-/// The trace hash a child recorded in its seed's report.json.
-fn recorded_hash(args: &RunArgs, sc: &Scenario, seed: u64) -> Option<u64> {
-    let dir = crate::cmd::run::seed_dir(args, sc, seed);
-    crate::cmd::results::Recorded::read(&dir).ok()?.hash()
+/// The result a worker recorded in its seed's report.json.
+fn worker_result(args: &RunArgs, job: &SeedJob, seed: u64) -> Result<SeedResult, String> {
+    let path = seed_dir(args, job.sc, seed).join("report.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let report: Report =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    SeedResult::from_report(&report)
 }

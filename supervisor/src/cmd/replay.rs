@@ -1,44 +1,29 @@
 //! `faultline replay DIR` and `faultline pin DIR`: what a seed's artifact
 //! directory is good for after the run — running it again, identically, and
-//! keeping it as a regression test in the scenario file.
+//! keeping it as a regression test in the scenario file. Replay only reads
+//! DIR: the new run goes to DIR/replay-N/ (or `--artifacts`), with the
+//! settings, scenario copy and binaries' hashes DIR/report.json recorded.
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
-use crate::cmd::cli::{ReplayArgs, RunArgs};
-use crate::cmd::run::run_seed;
+use crate::cmd::cli::{parse_seed, ReplayArgs};
+use crate::cmd::seed::{run_seed, SeedJob};
+use crate::report::artifacts::{Report, Verdict, SCENARIO_COPY, TRACE};
+use crate::report::divergence::first_divergence;
+use crate::report::provenance;
 use crate::scenario;
+use crate::sim::trace::read_lines;
 
 /// Exit code: the replay's trace differs from the recorded one.
 const EXIT_DIVERGED: i32 = 3;
 
-/// The part of report.json replay and pin need.
-#[derive(Deserialize)]
-struct Recorded {
-    scenario: String,
-    file: String,
-    seed: String,
-    pass: bool,
-    trace_hash: String,
-    failure: Option<RecordedFailure>,
-}
-
-#[derive(Deserialize)]
-struct RecordedFailure {
-    check: String,
-    t_ns: u64,
-    event: u64,
-    unit: String,
-}
-
-fn read_report(dir: &Path) -> Result<Recorded, String> {
+fn read_report(dir: &Path) -> Result<Report, String> {
     let path = dir.join("report.json");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Runs the recorded seed again into the same directory and compares.
+/// Runs the recorded seed again into a new directory and compares.
 pub fn replay(args: &ReplayArgs) -> i32 {
     match try_replay(args) {
         Ok(code) => code,
@@ -49,50 +34,101 @@ pub fn replay(args: &ReplayArgs) -> i32 {
     }
 }
 
+/// The scenario text that ran: the copy in DIR (older artifacts: the file).
+fn recorded_scenario(dir: &Path, file: &Path) -> Result<String, String> {
+    let copy = dir.join(SCENARIO_COPY);
+    let text = match std::fs::read_to_string(&copy) {
+        Ok(text) => text,
+        Err(_) => std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?,
+    };
+    if std::fs::read_to_string(file).is_ok_and(|now| now != text) {
+        eprintln!(
+            "faultline: note: {} changed since the recorded run; replaying the recorded copy {}",
+            file.display(),
+            copy.display()
+        );
+    }
+    Ok(text)
+}
+
+/// Where the replay goes: `--artifacts` (new or empty), else DIR/replay-N.
+fn output_dir(args: &ReplayArgs) -> Result<PathBuf, String> {
+    if let Some(out) = &args.artifacts {
+        let same = out.canonicalize().ok() == args.dir.canonicalize().ok() && out.exists();
+        let used = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some());
+        if same || used {
+            return Err(format!(
+                "--artifacts {}: not an empty directory; replay never overwrites a run",
+                out.display()
+            ));
+        }
+        return Ok(out.clone());
+    }
+    (1..)
+        .map(|n| args.dir.join(format!("replay-{n}")))
+        .find(|p| !p.exists())
+        .ok_or_else(|| "no free replay-N directory".to_string())
+}
+
+/// Warns about what changed since the recorded run, naming the files: the
+/// expected reason a replay differs after a fix.
+fn warn_changes(rec: &Report) {
+    if !rec.faultline_version.is_empty() && rec.faultline_version != provenance::VERSION {
+        eprintln!(
+            "faultline: warning: recorded with faultline {}, replaying with {}",
+            rec.faultline_version,
+            provenance::VERSION
+        );
+    }
+    for line in provenance::changed_binaries(&rec.binaries) {
+        eprintln!("faultline: warning: {line}");
+    }
+}
+
 fn try_replay(args: &ReplayArgs) -> Result<i32, String> {
     let rec = read_report(&args.dir)?;
-    let seed = crate::cmd::cli::parse_seed(&rec.seed)?;
-    let sc = scenario::load(Path::new(&rec.file)).map_err(|e| e.to_string())?;
+    let seed = parse_seed(&rec.seed)?;
+    let file = PathBuf::from(&rec.file);
+    let text = recorded_scenario(&args.dir, &file)?;
+    let sc = scenario::parse(&file, &text).map_err(|e| e.to_string())?;
     if sc.name != rec.scenario {
         return Err(format!(
             "{} now names scenario {:?}, not {:?}",
             rec.file, sc.name, rec.scenario
         ));
     }
-    // <artifacts>/<scenario>/<seed>: the same layout again.
-    let artifacts: PathBuf = args
-        .dir
-        .parent()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    let run_args = RunArgs {
-        file: PathBuf::from(&rec.file),
-        seed: Some(seed),
-        seeds: None,
-        seed_list: None,
-        explore: None,
-        results: None,
-        artifacts,
-        keep_going: false,
-        jobs: 1,
-        seed_worker: false,
-        shard: None,
-        shard_count: None,
-        sim: args.sim.clone(),
-    };
+    let out = output_dir(args)?;
+    warn_changes(&rec);
+    let job = SeedJob::new(&sc, &file, text, &rec.settings, args.seed_timeout)?;
     eprintln!(
-        "faultline: replaying seed {} of {:?}",
-        rec.seed, rec.scenario
+        "faultline: replaying seed {} of {:?} into {}/",
+        rec.seed,
+        rec.scenario,
+        out.display()
     );
-    let result = run_seed(&sc, &run_args, seed)?;
+    crate::host::interrupt::install();
+    let result = run_seed(&job, seed, &out)?;
     eprint!("{}", result.text);
-    let recorded = crate::cmd::cli::parse_seed(&rec.trace_hash)?;
+    if let Some(sig) = crate::host::interrupt::received() {
+        return Ok(128 + sig);
+    }
+    let recorded = parse_seed(&rec.trace_hash)?;
     if result.hash != recorded {
         eprintln!(
             "faultline: replay DIFFERS: trace-hash 0x{:016x}, recorded {} (was the binary, the scenario or a flag changed?)",
             result.hash, rec.trace_hash
         );
+        let traces = (trace_of(&args.dir), read_lines(&out.join(TRACE)));
+        match traces {
+            (Ok(old), Ok(new)) => {
+                if let Some(d) = first_divergence(old, new) {
+                    d.print("recorded", "replay  ");
+                }
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                eprintln!("faultline: cannot compare the traces event by event: {e}")
+            }
+        }
         return Ok(EXIT_DIVERGED);
     }
     let what = match &rec.failure {
@@ -109,7 +145,16 @@ fn try_replay(args: &ReplayArgs) -> Result<i32, String> {
         "faultline: replay identical: trace-hash {} matches; {what}",
         rec.trace_hash
     );
-    Ok(if rec.pass { 0 } else { 1 })
+    Ok(match result.verdict() {
+        Verdict::Pass => 0,
+        Verdict::Error => crate::cmd::exec::EXIT_FAULTLINE_ERROR,
+        _ => 1,
+    })
+}
+
+/// A recorded seed's trace lines (trace.jsonl.zst, or an older trace.jsonl).
+fn trace_of(dir: &Path) -> std::io::Result<Vec<String>> {
+    read_lines(&dir.join(TRACE)).or_else(|_| read_lines(&dir.join("trace.jsonl")))
 }
 
 /// Adds the recorded seed to the scenario file's [[pinned]] list.
@@ -125,9 +170,15 @@ pub fn pin(dir: &Path) -> i32 {
 
 fn try_pin(dir: &Path) -> Result<(), String> {
     let rec = read_report(dir)?;
-    let seed = crate::cmd::cli::parse_seed(&rec.seed)?;
+    let seed = parse_seed(&rec.seed)?;
     let file = Path::new(&rec.file);
     let sc = scenario::load(file).map_err(|e| e.to_string())?;
+    if sc.name != rec.scenario {
+        return Err(format!(
+            "{} now names scenario {:?}, not {:?}: not pinning there",
+            rec.file, sc.name, rec.scenario
+        ));
+    }
     if sc.pinned.iter().any(|p| p.0 == seed) {
         eprintln!(
             "faultline: seed {} is already pinned in {}",
@@ -136,11 +187,7 @@ fn try_pin(dir: &Path) -> Result<(), String> {
         return Ok(());
     }
     let note = match &rec.failure {
-        Some(f) => format!(
-            "check \"{}\" failed at t={:.9}s",
-            f.check,
-            f.t_ns as f64 / 1e9
-        ),
+        Some(f) => format!("check \"{}\" at t={:.9}s", f.check, f.t_ns as f64 / 1e9),
         None => "passed when pinned".to_string(),
     };
     let mut text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;

@@ -62,11 +62,6 @@ impl Recorded {
         let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
         serde_json::from_str(&text).map_err(|e| bad(e.to_string()))
     }
-
-    /// The trace hash as a number.
-    pub fn hash(&self) -> Option<u64> {
-        crate::cmd::cli::parse_seed(&self.trace_hash).ok()
-    }
 }
 
 /// One line of a results file.

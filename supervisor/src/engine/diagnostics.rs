@@ -89,10 +89,10 @@ impl Diagnostics {
 }
 
 /// Occurrences per kind (report.json's `diagnostics`).
-pub fn counts(list: &[Diagnostic]) -> BTreeMap<&'static str, u64> {
+pub fn counts(list: &[Diagnostic]) -> BTreeMap<String, u64> {
     let mut counts = BTreeMap::new();
     for d in list {
-        *counts.entry(d.kind.name()).or_insert(0) += d.count;
+        *counts.entry(d.kind.name().to_string()).or_insert(0) += d.count;
     }
     counts
 }
@@ -112,7 +112,10 @@ mod tests {
         assert_eq!((list[0].t, list[0].event, list[0].count), (5, 10, 2));
         assert_eq!(
             counts(&list),
-            BTreeMap::from([("preemption", 3), ("refused_call", 1)])
+            BTreeMap::from([
+                ("preemption".to_string(), 3),
+                ("refused_call".to_string(), 1)
+            ])
         );
     }
 }

@@ -168,6 +168,10 @@ impl Supervisor {
         };
         self.roots[i].down = false;
         self.fault("restart", name, &[], String::new());
-        self.start_root(i)
+        let started = self.start_root(i);
+        // A node faultline could not restart is still down, not dead by
+        // its own doing.
+        self.roots[i].down |= started.is_err();
+        started
     }
 }

@@ -75,6 +75,9 @@ pub struct Config {
     pub preload: bool,
     /// How the next thread is chosen (`--schedule-policy`).
     pub schedule: SchedulePolicy,
+    /// Give up at this wall-clock instant (`run --seed-timeout`): a spin
+    /// without syscalls never lets virtual time reach `until_ns`.
+    pub wall_deadline: Option<std::time::Instant>,
 }
 
 /// How a run ended.
@@ -90,6 +93,12 @@ pub enum Ending {
     TimeLimit,
     /// An invariant probe failed; the run stopped there.
     Invariant,
+    /// The wall-clock deadline passed first (`Config::wall_deadline`).
+    Stuck,
+    /// faultline was asked to stop (SIGINT or SIGTERM, this signal).
+    Interrupted(i32),
+    /// faultline itself failed (e.g. it could not restart a node).
+    Internal(String),
 }
 
 /// The result of one run.

@@ -23,9 +23,18 @@ impl Supervisor {
             if self.cfg.until_ns.is_some_and(|u| self.clock.now() >= u) {
                 break Ending::TimeLimit;
             }
+            if let Some(sig) = crate::host::interrupt::received() {
+                break Ending::Interrupted(sig);
+            }
+            if self
+                .cfg
+                .wall_deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+            {
+                break Ending::Stuck;
+            }
             if let Err(e) = self.apply_faults() {
-                eprintln!("faultline: internal error: {e}");
-                break Ending::Exited(125);
+                break Ending::Internal(e.to_string());
             }
             if let Err(e) = self.tend_probes() {
                 eprintln!("faultline: internal error: invariant probe: {e}");
@@ -52,8 +61,7 @@ impl Supervisor {
             };
             self.clock.advance_by(self.cfg.step_cost_ns);
             if let Err(e) = self.step(pick) {
-                eprintln!("faultline: internal error: {e}");
-                break Ending::Exited(125);
+                break Ending::Internal(e.to_string());
             }
         };
         self.finish(ending)

@@ -32,16 +32,6 @@ pub enum SchedulePolicy {
     },
 }
 
-impl SchedulePolicy {
-    /// The policy's name on the command line (`--schedule-policy`).
-    pub fn name(&self) -> &'static str {
-        match self {
-            SchedulePolicy::Random => "random",
-            SchedulePolicy::Pct { .. } => "pct",
-        }
-    }
-}
-
 /// Picks one of the candidate threads (never empty, in vtid order).
 trait Policy {
     fn pick(&mut self, candidates: &[Vtid]) -> Vtid;

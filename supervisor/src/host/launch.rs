@@ -25,6 +25,22 @@ pub enum LaunchError {
     /// The node's host is not part of the simulated network.
     #[error("no simulated host named {0:?}")]
     NoHost(String),
+    /// A data_dir's mount point could not be (re)created on the host.
+    #[error("cannot create the mount point {path} of a node's data_dir: {source}")]
+    MountPoint {
+        /// The data_dir.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The namespace init could not bind-mount a node's disk.
+    #[error("cannot bind-mount a node's disk at its data_dir {path}: {source}")]
+    Mount {
+        /// The data_dir.
+        path: PathBuf,
+        /// The errno of mount(2).
+        source: io::Error,
+    },
     /// fork/pipe/ptrace failed.
     #[error("could not start the tracee: {0}")]
     Os(#[from] io::Error),
@@ -48,6 +64,9 @@ pub struct LaunchSpec {
     pub mounts: Vec<(PathBuf, PathBuf)>,
     /// The fast path's channel memfd, put on `faultline_channel::FD`.
     pub channel_fd: Option<i32>,
+    /// The working directory the program starts in (None: faultline's); a
+    /// relative `program` is relative to it.
+    pub cwd: Option<PathBuf>,
 }
 
 /// Finds `program` the way execvp would, so a missing binary is an error
@@ -107,8 +126,13 @@ fn raw_fork(flags: u64) -> i32 {
 }
 
 /// In the namespace init: makes every mount private (nothing propagates back
-/// to the host) and bind-mounts each (source, target). Async-signal-safe.
-fn private_mounts(mounts: &[(CString, CString)]) -> bool {
+/// to the host) and bind-mounts each (source, target). On failure, the
+/// index of the mount that failed (-1: the remount) and the errno.
+/// Async-signal-safe.
+fn private_mounts(mounts: &[(CString, CString)]) -> Result<(), (i32, i32)> {
+    if mounts.is_empty() {
+        return Ok(());
+    }
     unsafe {
         let root = c"/".as_ptr();
         if libc::mount(
@@ -119,9 +143,9 @@ fn private_mounts(mounts: &[(CString, CString)]) -> bool {
             std::ptr::null(),
         ) != 0
         {
-            return false;
+            return Err((-1, *libc::__errno_location()));
         }
-        for (src, dst) in mounts {
+        for (i, (src, dst)) in mounts.iter().enumerate() {
             if libc::mount(
                 src.as_ptr(),
                 dst.as_ptr(),
@@ -130,13 +154,29 @@ fn private_mounts(mounts: &[(CString, CString)]) -> bool {
                 std::ptr::null(),
             ) != 0
             {
-                let msg = b"faultline: error: cannot bind-mount a node's disk at its data_dir\n";
-                libc::write(2, msg.as_ptr() as *const libc::c_void, msg.len());
-                return false;
+                return Err((i as i32, *libc::__errno_location()));
             }
         }
     }
-    true
+    Ok(())
+}
+
+/// Makes the caller die with SIGKILL when its parent does (a `kill -9` of
+/// faultline must not leave programs running); with `parent` given, exits at
+/// once if that parent is already gone. Async-signal-safe.
+pub fn die_with_parent(parent: Option<libc::pid_t>) {
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        if parent.is_some_and(|p| libc::getppid() != p) {
+            libc::_exit(137);
+        }
+    }
+}
+
+/// (mount index, errno) as the 8 bytes the namespace init reports.
+fn failed_bytes((index, errno): (i32, i32)) -> [u8; 8] {
+    let (a, b) = (index.to_ne_bytes(), errno.to_ne_bytes());
+    [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
 }
 
 /// The host pid of the first child of `pid` (the namespace init's program).
@@ -157,7 +197,16 @@ fn first_child_of(pid: i32) -> io::Result<i32> {
 /// Forks and seizes the root tracee; returns its pid. The tracee next stops at
 /// its exec event.
 pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
-    let path = resolve_program(&spec.program)?;
+    // A relative path names a file in `cwd`, where the program starts:
+    // checked there, and executed as written, so what the program sees
+    // (argv[0], AT_EXECFN) does not depend on where faultline runs.
+    let path = match &spec.cwd {
+        Some(dir) if spec.program.contains('/') && !spec.program.starts_with('/') => {
+            resolve_program(&dir.join(&spec.program).display().to_string())?;
+            PathBuf::from(&spec.program)
+        }
+        _ => resolve_program(&spec.program)?,
+    };
     let c_path = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| LaunchError::Nul(path.display().to_string()))?;
     let mut c_args = vec![cstring(&spec.program)?];
@@ -174,17 +223,43 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
     let mut envp: Vec<*const libc::c_char> = c_env.iter().map(|c| c.as_ptr()).collect();
     envp.push(std::ptr::null());
 
+    let c_cwd = match &spec.cwd {
+        Some(d) => Some(
+            CString::new(d.as_os_str().as_bytes())
+                .map_err(|_| LaunchError::Nul(d.display().to_string()))?,
+        ),
+        None => None,
+    };
+    // A mount point that vanished since the last launch (a node's restart)
+    // is made again.
+    for (_, target) in &spec.mounts {
+        std::fs::create_dir_all(target).map_err(|source| LaunchError::MountPoint {
+            path: target.clone(),
+            source,
+        })?;
+    }
     let mut go = [0i32; 2];
     if unsafe { libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error().into());
+    }
+    // The namespace init reports a failed mount here: (mount index, errno).
+    let mut report = [0i32; 2];
+    if unsafe { libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(io::Error::last_os_error().into());
     }
     let confine = || -> ! {
         // The program's side: only async-signal-safe calls from here on.
         unsafe {
             libc::close(go[1]);
+            die_with_parent(None);
             let mut b = 0u8;
             libc::read(go[0], &mut b as *mut u8 as *mut libc::c_void, 1);
             libc::close(go[0]);
+            if let Some(dir) = &c_cwd {
+                if libc::chdir(dir.as_ptr()) != 0 {
+                    libc::_exit(125);
+                }
+            }
             if let Some((out, err)) = spec.output {
                 libc::dup2(out, 1);
                 libc::dup2(err, 2);
@@ -230,9 +305,20 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
         };
     let init = raw_fork(ns_flags);
     if init == 0 {
-        if !mounts.is_empty() && !private_mounts(&mounts) {
-            unsafe { libc::_exit(125) };
+        // In its new namespace the init's parent pid reads as 0: no check.
+        die_with_parent(None);
+        unsafe { libc::close(report[0]) };
+        if let Err(failed) = private_mounts(&mounts) {
+            unsafe {
+                libc::write(
+                    report[1],
+                    failed_bytes(failed).as_ptr() as *const libc::c_void,
+                    8,
+                );
+                libc::_exit(125);
+            }
         }
+        unsafe { libc::close(report[1]) };
         let program = raw_fork(0);
         if program == 0 {
             confine();
@@ -247,6 +333,32 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
                 }
             }
         }
+    }
+    unsafe { libc::close(report[1]) };
+    if init > 0 {
+        // EOF: the mounts are in place; 8 bytes: which one failed and why.
+        let mut got = [0u8; 8];
+        let n = unsafe { libc::read(report[0], got.as_mut_ptr() as *mut libc::c_void, 8) };
+        unsafe { libc::close(report[0]) };
+        if n == 8 {
+            let index = i32::from_ne_bytes([got[0], got[1], got[2], got[3]]);
+            let errno = i32::from_ne_bytes([got[4], got[5], got[6], got[7]]);
+            unsafe {
+                libc::waitpid(init, std::ptr::null_mut(), 0);
+                libc::close(go[0]);
+                libc::close(go[1]);
+            }
+            let path = usize::try_from(index)
+                .ok()
+                .and_then(|i| spec.mounts.get(i))
+                .map_or_else(|| PathBuf::from("/"), |m| m.1.clone());
+            return Err(LaunchError::Mount {
+                path,
+                source: io::Error::from_raw_os_error(errno),
+            });
+        }
+    } else {
+        unsafe { libc::close(report[0]) };
     }
     let pid = if init > 0 {
         first_child_of(init)?

@@ -2,6 +2,7 @@
 
 pub mod auxv;
 pub mod fdprobe;
+pub mod interrupt;
 pub mod launch;
 pub mod seccomp;
 pub mod tracee;

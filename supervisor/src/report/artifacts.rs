@@ -1,13 +1,16 @@
 //! A seed's artifact directory (format 1): report.json, faults.json,
 //! net.jsonl, timeline.txt, faultline.log (the diagnostics) and output.jsonl
-//! (when the nodes wrote their output), next to the trace and the nodes'
+//! (when the nodes wrote their output), written next to the trace
+//! (trace.jsonl.zst), a copy of the scenario (scenario.toml) and the nodes'
 //! output. Everything a bug report needs, readable without faultline.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::cmd::cli::SimArgs;
 
 use crate::engine::{signal_name, Outcome, Root};
 use crate::report::checks::Failure;
@@ -16,19 +19,71 @@ use crate::scenario::Scenario;
 /// Version of the artifact formats.
 pub const FORMAT: u32 = 1;
 
+/// The copy of the scenario file in every seed's directory.
+pub const SCENARIO_COPY: &str = "scenario.toml";
+
+/// The seed's trace, zstd-compressed (`zstdcat` it, or `faultline` reads it).
+pub const TRACE: &str = "trace.jsonl.zst";
+
+/// How a seed ended, as report.json, summary.json and the verdict line say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Every check passed.
+    Pass,
+    /// A check failed.
+    Fail,
+    /// The seed ran past `--seed-timeout` of wall time.
+    Stuck,
+    /// SIGINT or SIGTERM stopped it; the report is partial.
+    Interrupted,
+    /// faultline itself failed (not the program).
+    Error,
+}
+
+impl Verdict {
+    /// The word for the terminal: PASS, FAIL, STUCK, INTERRUPTED, ERROR.
+    pub fn upper(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::Stuck => "STUCK",
+            Verdict::Interrupted => "INTERRUPTED",
+            Verdict::Error => "ERROR",
+        }
+    }
+
+    /// The word in JSON and XML: pass, fail, stuck, interrupted, error.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Stuck => "stuck",
+            Verdict::Interrupted => "interrupted",
+            Verdict::Error => "error",
+        }
+    }
+}
+
 /// report.json.
-#[derive(Serialize)]
-pub struct Report<'a> {
+#[derive(Serialize, Deserialize)]
+pub struct Report {
     /// Artifact format version.
     pub format: u32,
     /// Scenario name.
-    pub scenario: &'a str,
-    /// The scenario file, as given.
+    pub scenario: String,
+    /// The scenario file, absolute (its copy is scenario.toml, next to this).
     pub file: String,
     /// The seed, 0x-hex.
     pub seed: String,
     /// Whether every check passed.
     pub pass: bool,
+    /// pass, fail, stuck, interrupted or error.
+    #[serde(default = "Verdict::unknown")]
+    pub verdict: Verdict,
+    /// SIGINT/SIGTERM stopped the seed: this report is partial.
+    #[serde(default)]
+    pub interrupted: bool,
     /// Virtual ns the seed ran.
     pub vtime_ns: u64,
     /// Trace events.
@@ -43,14 +98,29 @@ pub struct Report<'a> {
     /// What faultline reported besides the verdict, counted by kind
     /// (`refused_call`, `blocked_connect`, `preemption`, `killed`, `vdso`);
     /// faultline.log has the lines.
-    pub diagnostics: BTreeMap<&'static str, u64>,
+    #[serde(default)]
+    pub diagnostics: BTreeMap<String, u64>,
     /// The trace hash, 0x-hex.
     pub trace_hash: String,
     /// How threads were scheduled (`--schedule-policy` and its settings).
     pub schedule_policy: crate::engine::scheduler::SchedulePolicy,
+    /// Wall-clock milliseconds the seed took.
+    #[serde(default)]
+    pub wall_ms: u64,
+    /// Every setting that shapes the run (the simulation flags); replay
+    /// reuses them.
+    #[serde(default)]
+    pub settings: SimArgs,
+    /// The faultline version that ran the seed.
+    #[serde(default)]
+    pub faultline_version: String,
+    /// SHA-256 of each program the nodes run, by path.
+    #[serde(default)]
+    pub binaries: BTreeMap<String, String>,
     /// The nodes in host order (host i has address 127.77.0.(i+1)).
     pub nodes: Vec<NodeReport>,
     /// The invariant probes, on the hosts after the nodes'.
+    #[serde(default)]
     pub invariants: Vec<InvariantReport>,
     /// The first failing check.
     pub failure: Option<Failure>,
@@ -58,8 +128,15 @@ pub struct Report<'a> {
     pub replay: String,
 }
 
+impl Verdict {
+    /// For reports older than the field: decided by `pass` below.
+    fn unknown() -> Verdict {
+        Verdict::Error
+    }
+}
+
 /// One node in report.json.
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 pub struct NodeReport {
     /// Node (host) name.
     pub name: String,
@@ -74,7 +151,7 @@ pub struct NodeReport {
 }
 
 /// One invariant probe in report.json.
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 pub struct InvariantReport {
     /// The invariant's name.
     pub name: String,

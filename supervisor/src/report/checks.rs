@@ -5,12 +5,12 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::{signal_name, Outcome};
 
 /// Why a seed failed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Failure {
     /// The check's name: "node exit", an invariant's name, "stderr pattern",
     /// "linearizable", "checker".

@@ -1,7 +1,13 @@
-//! What a seed leaves behind: the checks that judge it, its artifact directory and its timeline page.
+//! What a seed leaves behind: the checks that judge it, its artifact
+//! directory and its timeline page, the run's summary.json and JUnit XML.
 
 pub mod artifacts;
 pub mod checks;
+pub mod divergence;
 pub mod history_page;
+pub mod junit;
 pub mod lanes;
+pub mod provenance;
+pub mod summary;
+
 pub mod timeline;

@@ -123,7 +123,7 @@ pub(super) fn specs(
             },
             None => DEFAULT_TIMEOUT_NS,
         };
-        let (program, args) = ctx.command(&inv.command, &format!("invariant {name:?}"))?;
+        let (program, _, args) = ctx.command(&inv.command, &format!("invariant {name:?}"))?;
         specs.push(InvariantSpec {
             name,
             host,

@@ -104,6 +104,10 @@ pub struct NodeSpec {
     pub name: String,
     /// The resolved program.
     pub program: PathBuf,
+    /// The program as the node's launch names it: as written when relative
+    /// to the file's folder (the node runs there, so neither the trace nor
+    /// argv[0] depends on where faultline was started), else `program`.
+    pub command0: String,
     /// argv[1..].
     pub args: Vec<String>,
     /// Variables added to the base environment.
@@ -183,27 +187,35 @@ impl Ctx<'_> {
             .map_err(|e| self.err(v.span(), format!("field `{field}`: {e}")))
     }
 
-    /// A `command` field: the program (a path with a `/` relative to the
-    /// scenario file, a bare name on PATH) and its arguments.
+    /// A `command` list resolved: the program (relative to the file's
+    /// folder, or on PATH), the word the launch names it by (as written when
+    /// relative to the folder, where the program runs, so neither the trace
+    /// nor argv[0] depends on where faultline was started), and the arguments.
     fn command(
         &self,
         command: &Spanned<Vec<String>>,
         owner: &str,
-    ) -> Result<(PathBuf, Vec<String>), ScenarioError> {
+    ) -> Result<(PathBuf, String, Vec<String>), ScenarioError> {
         let Some((program, args)) = command.get_ref().split_first() else {
             return Err(self.err(
                 command.span(),
                 "field `command`: must name a program".into(),
             ));
         };
-        let located = if program.contains('/') && !Path::new(program).is_absolute() {
+        let relative = program.contains('/') && !Path::new(program).is_absolute();
+        let located = if relative {
             self.dir.join(program).display().to_string()
         } else {
             program.clone()
         };
-        let program = launch::resolve_program(&located)
+        let resolved = launch::resolve_program(&located)
             .map_err(|e| self.err(command.span(), format!("field `command` of {owner}: {e}")))?;
-        Ok((program, args.to_vec()))
+        let command0 = if relative {
+            program.clone()
+        } else {
+            resolved.display().to_string()
+        };
+        Ok((resolved, command0, args.to_vec()))
     }
 }
 
@@ -216,6 +228,13 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         column: 0,
         message: format!("cannot read: {e}"),
     })?;
+    parse(path, &text)
+}
+
+/// Validates scenario `text` as if it were the file `path` (a seed's copy of
+/// the file it ran: its commands still resolve against `path`'s directory).
+pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+    let text = text.to_string();
     let dir = path.parent().unwrap_or(Path::new("."));
     let ctx = Ctx {
         file: path,
@@ -227,6 +246,13 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         ctx.err(span, e.message().to_string())
     })?;
     let duration_ns = ctx.duration("duration", &raw.duration)?;
+    if duration_ns == 0 {
+        return Err(ctx.err(
+            raw.duration.span(),
+            "field `duration`: a seed of 0s runs nothing; give a virtual time such as \"30s\""
+                .into(),
+        ));
+    }
     if raw.name.get_ref().is_empty() {
         return Err(ctx.err(raw.name.span(), "field `name`: must not be empty".into()));
     }
@@ -254,7 +280,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
                 format!("field `name`: node {name:?} is defined twice"),
             ));
         }
-        let (program, args) = ctx.command(&node.command, &format!("node {name:?}"))?;
+        let (program, command0, args) = ctx.command(&node.command, &format!("node {name:?}"))?;
         let data_dir = match &node.data_dir {
             Some(d) if !d.get_ref().starts_with('/') => {
                 return Err(ctx.err(
@@ -272,6 +298,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         nodes.push(NodeSpec {
             name,
             program,
+            command0,
             args,
             env: node.env.clone(),
             data_dir,

@@ -46,14 +46,48 @@ pub fn hash_bytes(bytes: &[u8]) -> u64 {
     fnv1a(FNV_OFFSET, bytes)
 }
 
+/// Where trace lines go: a plain JSON-lines file (`exec --trace`), or a
+/// zstd-compressed one (a seed's trace.jsonl.zst: long runs write hundreds
+/// of megabytes of trace, which compress about tenfold).
+enum Sink {
+    Plain(BufWriter<File>),
+    Zstd(zstd::Encoder<'static, BufWriter<File>>),
+}
+
+impl Sink {
+    fn out(&mut self) -> &mut dyn Write {
+        match self {
+            Sink::Plain(w) => w,
+            Sink::Zstd(w) => w,
+        }
+    }
+}
+
 /// The running trace of one run.
 pub struct TraceLog {
     hash: u64,
     count: u64,
-    file: Option<BufWriter<File>>,
+    file: Option<Sink>,
     kept: Option<Vec<String>>,
     /// Paths for the next event (see [`TraceLog::note_paths`]).
     paths: Vec<String>,
+}
+
+/// Reads a trace back, line by line, whether plain or zstd-compressed (the
+/// file's first bytes tell).
+pub fn read_lines(path: &std::path::Path) -> io::Result<Vec<String>> {
+    use std::io::{BufRead, BufReader, Read};
+    let mut file = File::open(path)?;
+    let mut magic = [0u8; 4];
+    let n = file.read(&mut magic)?;
+    let head = io::Cursor::new(magic[..n].to_vec());
+    let raw = head.chain(file);
+    let reader: Box<dyn BufRead> = if magic[..n] == [0x28, 0xb5, 0x2f, 0xfd] {
+        Box::new(BufReader::new(zstd::Decoder::new(raw)?))
+    } else {
+        Box::new(BufReader::new(raw))
+    };
+    reader.lines().collect()
 }
 
 impl TraceLog {
@@ -63,7 +97,7 @@ impl TraceLog {
         TraceLog {
             hash: FNV_OFFSET,
             count: 0,
-            file: file.map(BufWriter::new),
+            file: file.map(|f| Sink::Plain(BufWriter::new(f))),
             kept: keep_lines.then(Vec::new),
             paths: Vec::new(),
         }
@@ -73,6 +107,19 @@ impl TraceLog {
     /// dispatcher that records the call does not.
     pub fn note_paths(&mut self, paths: Vec<String>) {
         self.paths = paths;
+    }
+
+    /// A trace written zstd-compressed to `file` (read it back with
+    /// [`read_lines`], or `zstdcat`).
+    pub fn compressed(file: File) -> io::Result<TraceLog> {
+        let encoder = zstd::Encoder::new(BufWriter::new(file), 3)?;
+        Ok(TraceLog {
+            hash: FNV_OFFSET,
+            count: 0,
+            file: Some(Sink::Zstd(encoder)),
+            kept: None,
+            paths: Vec::new(),
+        })
     }
 
     /// Appends an event (the event number is assigned here), with the
@@ -94,7 +141,7 @@ impl TraceLog {
         self.hash = fnv1a(self.hash, b"\n");
         if let Some(f) = self.file.as_mut() {
             // A full disk must not change the run; the error surfaces at finish().
-            let _ = writeln!(f, "{line}");
+            let _ = writeln!(f.out(), "{line}");
         }
         if let Some(k) = self.kept.as_mut() {
             k.push(line);
@@ -116,10 +163,14 @@ impl TraceLog {
         self.kept.as_deref().unwrap_or(&[])
     }
 
-    /// Flushes the trace file.
+    /// Flushes the trace file (and ends its zstd frame).
     pub fn finish(&mut self) -> io::Result<()> {
         match self.file.as_mut() {
-            Some(f) => f.flush(),
+            Some(Sink::Plain(f)) => f.flush(),
+            Some(Sink::Zstd(z)) => {
+                z.do_finish()?;
+                z.get_mut().flush()
+            }
             None => Ok(()),
         }
     }
@@ -158,5 +209,18 @@ mod tests {
                 r#"{"n":2,"t":2,"tid":1,"call":"write","args":[1],"ret":"pass"}"#
             ]
         );
+    }
+
+    #[test]
+    fn a_compressed_trace_reads_back_line_for_line() {
+        let path = std::env::temp_dir().join(format!("faultline-trace-{}.zst", std::process::id()));
+        let mut t = TraceLog::compressed(File::create(&path).unwrap()).unwrap();
+        t.record(1, 1, "futex", &[0, 1], "0");
+        t.record(2, 2, "read", &[3], "pass");
+        t.finish().unwrap();
+        let lines = read_lines(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(lines.len(), 2);
+        assert!(lines[1].contains("\"call\":\"read\""), "{lines:?}");
     }
 }

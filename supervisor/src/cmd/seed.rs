@@ -1,0 +1,393 @@
+//! One seed of a scenario, in four steps: build the simulated cluster, run
+//! it, judge the outcome, write the artifacts. `run` calls it for each seed,
+//! `run -j` in a worker process per seed, `replay` into a fresh directory.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::cmd::cli::SimArgs;
+use crate::cmd::exec::config;
+use crate::cmd::links::StableLinks;
+use crate::engine::probes::ProbeSpec;
+use crate::engine::{Ending, Outcome, Supervisor};
+use crate::host::launch::LaunchSpec;
+use crate::host::seccomp;
+use crate::report::artifacts::{self, Report, Verdict};
+use crate::report::checks::{self, Failure};
+use crate::report::provenance;
+use crate::report::summary::SeedResult;
+use crate::scenario::plan::FaultSpec;
+use crate::scenario::{NodeSpec, Scenario};
+use crate::sim::netstate::NetState;
+use crate::sim::trace::TraceLog;
+use crate::sys::table as syscalls;
+
+/// The environment every node starts from (the host's would make runs
+/// differ between machines); a node's `env` adds to it.
+const BASE_ENV: &[(&str, &str)] = &[
+    ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+    ("HOME", "/tmp"),
+    ("LANG", "C.UTF-8"),
+];
+
+/// Everything a seed's run needs besides the seed: the same for every seed
+/// of one `run`.
+pub struct SeedJob<'a> {
+    /// The validated scenario.
+    pub sc: &'a Scenario,
+    /// The scenario file, absolute: nodes run in its folder.
+    pub file: PathBuf,
+    /// The file's text, copied into every seed's artifacts.
+    pub text: String,
+    /// The settings that shape the run.
+    pub sim: &'a SimArgs,
+    /// Wall-clock time a seed may take (None: no limit).
+    pub seed_timeout: Option<Duration>,
+    /// SHA-256 of each node's program.
+    pub binaries: BTreeMap<String, String>,
+}
+
+impl<'a> SeedJob<'a> {
+    /// A job for `sc`, loaded from `file` whose text is `text`.
+    pub fn new(
+        sc: &'a Scenario,
+        file: &Path,
+        text: String,
+        sim: &'a SimArgs,
+        seed_timeout_ns: u64,
+    ) -> Result<SeedJob<'a>, String> {
+        let file = std::path::absolute(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        Ok(SeedJob {
+            sc,
+            file,
+            text,
+            sim,
+            seed_timeout: (seed_timeout_ns > 0).then(|| Duration::from_nanos(seed_timeout_ns)),
+            binaries: provenance::hash_binaries(sc.nodes.iter().map(|n| n.program.as_path()))?,
+        })
+    }
+
+    /// The folder nodes run in (commands already resolve against it).
+    fn node_cwd(&self) -> PathBuf {
+        self.file
+            .parent()
+            .map_or_else(|| PathBuf::from("/"), Path::to_path_buf)
+    }
+}
+
+/// A built cluster, ready to run; the open files and links live until the
+/// seed ends.
+struct Built {
+    sup: Supervisor,
+    outputs: Vec<(File, File)>,
+    _links: StableLinks,
+    history: PathBuf,
+}
+
+/// Runs one seed into `dir` (emptied first) and returns its result.
+pub fn run_seed(job: &SeedJob, seed: u64, dir: &Path) -> Result<SeedResult, String> {
+    let started = Instant::now();
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let copy = dir.join(artifacts::SCENARIO_COPY);
+    std::fs::write(&copy, &job.text).map_err(|e| format!("{}: {e}", copy.display()))?;
+    let built = build(job, seed, dir)?;
+    let outcome = built.sup.run();
+    drop(built.outputs);
+    let (verdict, failure) = judge(job, &outcome, dir, &built.history, started.elapsed());
+    let report = report(
+        job,
+        seed,
+        dir,
+        &outcome,
+        verdict,
+        failure,
+        started.elapsed(),
+    )?;
+    let mut result = SeedResult::from_report(&report)?;
+    result.text = crate::cmd::verdict::seed_text(&report, &outcome, dir);
+    Ok(result)
+}
+
+/// Step 1: the supervisor with every node launched on its host.
+fn build(job: &SeedJob, seed: u64, dir: &Path) -> Result<Built, String> {
+    let sc = job.sc;
+    let create = |name: String| {
+        File::create(dir.join(&name)).map_err(|e| format!("{}/{name}: {e}", dir.display()))
+    };
+    let mut cfg = config(job.sim, seed)?;
+    cfg.until_ns = Some(sc.duration_ns);
+    cfg.wall_deadline = job.seed_timeout.map(|t| Instant::now() + t);
+    let mut names: Vec<String> = sc.nodes.iter().map(|n| n.name.clone()).collect();
+    // Each invariant probe runs on a host of its own, after the nodes'.
+    names.extend(sc.invariants.iter().map(|i| i.host.clone()));
+    let net =
+        NetState::new(seed, sc.net.clone(), &names, &dir.join("etc")).map_err(|e| e.to_string())?;
+    let trace = TraceLog::compressed(create(artifacts::TRACE.into())?)
+        .map_err(|e| format!("{}/{}: {e}", dir.display(), artifacts::TRACE))?;
+    let faults = crate::scenario::plan::enabled(&sc.faults, &sc.rules, seed);
+    let plan = crate::scenario::plan::build(&faults, &sc.rules, seed, sc.duration_ns);
+    let mut sup = Supervisor::new(cfg, trace, net, plan);
+    let mut outputs = Vec::new();
+    // Workload clients append their key-value operations here ({history} or
+    // $FAULTLINE_HISTORY); the linearizability check reads it.
+    let history = dir.join("history.jsonl");
+    let mut links = StableLinks::default();
+    let history_link = links.add(&history, "history.jsonl")?;
+    sup.watch_history(history.clone());
+    for node in &sc.nodes {
+        // `{node_dir}` in a node's arguments or environment is a fresh,
+        // empty directory of this seed (a data directory, say).
+        let node_dir = dir.join(format!("{}.d", node.name));
+        std::fs::create_dir_all(&node_dir).map_err(|e| format!("{}: {e}", node_dir.display()))?;
+        let node_dir = links.add(&node_dir, "dir")?;
+        let expand = |s: &String| {
+            s.replace("{node_dir}", &node_dir)
+                .replace("{history}", &history_link)
+        };
+        let out = create(format!("{}.stdout", node.name))?;
+        let err = create(format!("{}.stderr", node.name))?;
+        let mut env: Vec<(String, String)> = BASE_ENV
+            .iter()
+            .map(|&(k, v)| (k.into(), v.into()))
+            .collect();
+        env.push(("FAULTLINE_HISTORY".into(), history_link.clone()));
+        env.extend(node.env.iter().map(|(k, v)| (k.clone(), expand(v))));
+        let mut spec = LaunchSpec {
+            program: node.command0.clone(),
+            args: node.args.iter().map(expand).collect(),
+            env,
+            filter: seccomp::build_filter(&syscalls::trapped_numbers()),
+            output: Some((out.as_raw_fd(), err.as_raw_fd())),
+            mounts: Vec::new(),
+            channel_fd: None,
+            cwd: Some(job.node_cwd()),
+        };
+        if let Some(data_dir) = &node.data_dir {
+            let disk_dir = dir.join(format!("{}.disk", node.name));
+            let disk = node_disk(sc, &faults, node, seed, &disk_dir)?;
+            sup.add_disk(&node.name, data_dir.clone(), disk)
+                .map_err(|e| e.to_string())?;
+            // In the node's private mount namespace the disk is mounted over
+            // the data_dir (made at each launch), so nothing is written to
+            // the host's directory.
+            let source = disk_dir.canonicalize().map_err(|e| e.to_string())?;
+            spec.mounts = vec![(source, data_dir.clone())];
+        }
+        sup.launch(&spec, &node.name)
+            .map_err(|e| format!("node {:?}: {e}", node.name))?;
+        if let Some(delay) = node.restart_on_exit {
+            sup.restart_last_on_exit(delay, node.reboot_on_exit);
+        }
+        outputs.push((out, err));
+    }
+    let (probes, probe_outputs) = probe_specs(sc, dir, &history_link, &job.node_cwd())?;
+    outputs.extend(probe_outputs);
+    sup.add_probes(probes);
+    Ok(Built {
+        sup,
+        outputs,
+        _links: links,
+        history,
+    })
+}
+
+/// A node's simulated disk in `disk_dir`, with the seed's enabled disk faults.
+fn node_disk(
+    sc: &Scenario,
+    faults: &[FaultSpec],
+    node: &NodeSpec,
+    seed: u64,
+    disk_dir: &Path,
+) -> Result<vfs::Disk, String> {
+    let mut disk = vfs::Disk::new(
+        disk_dir,
+        crate::sim::seeds::Streams::split(seed).disk(&node.name),
+    )
+    .map_err(|e| format!("disk of node {:?}: {e}", node.name))?;
+    let cfg = disk.config_mut();
+    for f in faults {
+        match f {
+            FaultSpec::FsyncError { probability, nodes } if nodes.contains(&node.name) => {
+                cfg.fsync_eio_probability = *probability;
+            }
+            FaultSpec::WriteError {
+                probability,
+                errno,
+                nodes,
+            } if nodes.contains(&node.name) => {
+                if *errno == libc::EIO {
+                    cfg.write_eio_probability = *probability;
+                } else {
+                    cfg.write_enospc_probability = *probability;
+                }
+            }
+            FaultSpec::DiskBug {
+                lying_fsync,
+                lose_dir_entries,
+                nodes,
+            } if nodes.contains(&node.name) => {
+                cfg.lying_fsync |= *lying_fsync;
+                cfg.lose_dir_entries.extend(lose_dir_entries.clone());
+            }
+            _ => {}
+        }
+    }
+    cfg.ordered_metadata = sc.ordered_metadata;
+    Ok(disk)
+}
+
+/// Step 3: the verdict. A run faultline could not finish (stuck,
+/// interrupted, its own error) is not judged by the program's checks.
+fn judge(
+    job: &SeedJob,
+    outcome: &Outcome,
+    dir: &Path,
+    history: &Path,
+    wall: Duration,
+) -> (Verdict, Option<Failure>) {
+    let here = |check: &str, message: String| Failure {
+        check: check.into(),
+        message,
+        t_ns: outcome.vtime,
+        event: outcome.events,
+        unit: "event".into(),
+        operations: Vec::new(),
+    };
+    match &outcome.ending {
+        Ending::Interrupted(_) => (Verdict::Interrupted, None),
+        Ending::Internal(e) => (
+            Verdict::Error,
+            Some(here("faultline", format!("faultline failed, not the program: {e}"))),
+        ),
+        Ending::Stuck => (
+            Verdict::Stuck,
+            Some(here(
+                "stuck",
+                format!(
+                    "the seed ran {:.1}s of wall time (--seed-timeout) but reached only t={:.6}s of its {:.6}s: \
+                     a node that spins without syscalls keeps virtual time from advancing \
+                     (the watchdog preempted {} time(s))",
+                    wall.as_secs_f64(),
+                    outcome.vtime as f64 / 1e9,
+                    job.sc.duration_ns as f64 / 1e9,
+                    outcome.preemptions
+                ),
+            )),
+        ),
+        _ => {
+            let sc = job.sc;
+            let failure = checks::node_exits(outcome, dir)
+                .or_else(|| checks::invariants(outcome))
+                .or_else(|| checks::stderr_patterns(outcome, dir, &sc.stderr_patterns))
+                .or_else(|| checks::linearizable(history))
+                .or_else(|| checks::checker(&sc.checker, dir, outcome));
+            let verdict = if failure.is_some() {
+                Verdict::Fail
+            } else {
+                Verdict::Pass
+            };
+            (verdict, failure)
+        }
+    }
+}
+
+/// Step 4: report.json and the other artifacts, and the timeline page.
+fn report(
+    job: &SeedJob,
+    seed: u64,
+    dir: &Path,
+    outcome: &Outcome,
+    verdict: Verdict,
+    failure: Option<Failure>,
+    wall: Duration,
+) -> Result<Report, String> {
+    let report = Report {
+        format: artifacts::FORMAT,
+        scenario: job.sc.name.clone(),
+        file: job.file.display().to_string(),
+        seed: format!("0x{seed:016x}"),
+        pass: verdict == Verdict::Pass,
+        verdict,
+        interrupted: verdict == Verdict::Interrupted,
+        vtime_ns: outcome.vtime,
+        events: outcome.events,
+        stops: outcome.stops,
+        fast_calls: outcome.fast_calls,
+        preemptions: outcome.preemptions,
+        diagnostics: crate::engine::diagnostics::counts(&outcome.diagnostics),
+        trace_hash: format!("0x{:016x}", outcome.hash),
+        schedule_policy: job.sim.schedule(),
+        wall_ms: wall.as_millis() as u64,
+        settings: job.sim.clone(),
+        faultline_version: provenance::VERSION.to_string(),
+        binaries: job.binaries.clone(),
+        nodes: artifacts::node_reports(outcome),
+        invariants: artifacts::invariant_reports(job.sc, outcome),
+        failure,
+        replay: format!("faultline replay {}", dir.display()),
+    };
+    artifacts::write(dir, &report, outcome).map_err(|e| format!("{}: {e}", dir.display()))?;
+    crate::report::timeline::render(dir)?;
+    Ok(report)
+}
+
+/// A program's stdout and stderr files, kept open while the seed runs.
+type OutputFiles = (File, File);
+
+/// The scenario's invariant probes for one seed, with the files their
+/// output goes to (`<host>.stdout`, `<host>.stderr`, every run appended;
+/// kept open until the seed ends). A probe runs in the scenario's folder,
+/// like the nodes; its environment is the nodes' base plus
+/// `FAULTLINE_NODES` (`name=address,...` of the nodes) and
+/// `FAULTLINE_HISTORY`; the engine adds `FAULTLINE_VTIME` per run.
+fn probe_specs(
+    sc: &Scenario,
+    dir: &Path,
+    history_link: &str,
+    cwd: &Path,
+) -> Result<(Vec<ProbeSpec>, Vec<OutputFiles>), String> {
+    let nodes: Vec<String> = sc
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("{}=127.77.0.{}", n.name, i + 1))
+        .collect();
+    let mut specs = Vec::new();
+    let mut files = Vec::new();
+    for inv in &sc.invariants {
+        let path = |stream: &str| dir.join(format!("{}.{stream}", inv.host));
+        let (out_path, err_path) = (path("stdout"), path("stderr"));
+        let open = |p: &Path| File::create(p).map_err(|e| format!("{}: {e}", p.display()));
+        let (out, err) = (open(&out_path)?, open(&err_path)?);
+        let mut env: Vec<(String, String)> = BASE_ENV
+            .iter()
+            .map(|&(k, v)| (k.into(), v.into()))
+            .collect();
+        env.push(("FAULTLINE_NODES".into(), nodes.join(",")));
+        env.push(("FAULTLINE_HISTORY".into(), history_link.to_string()));
+        specs.push(ProbeSpec {
+            name: inv.name.clone(),
+            host: inv.host.clone(),
+            launch: LaunchSpec {
+                program: inv.program.display().to_string(),
+                args: inv.args.clone(),
+                env,
+                filter: seccomp::build_filter(&syscalls::trapped_numbers()),
+                output: Some((out.as_raw_fd(), err.as_raw_fd())),
+                mounts: Vec::new(),
+                channel_fd: None,
+                cwd: Some(cwd.to_path_buf()),
+            },
+            every: inv.every,
+            after: inv.after.clone(),
+            timeout: inv.timeout,
+            output_files: (out_path, err_path),
+        });
+        files.push((out, err));
+    }
+    Ok((specs, files))
+}
