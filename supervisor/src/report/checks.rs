@@ -25,7 +25,7 @@ pub struct Failure {
     pub unit: String,
     /// For a linearizability violation: the history indices of the
     /// operations its explanation names, for the timeline to highlight.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub operations: Vec<usize>,
 }
 
