@@ -216,3 +216,38 @@ fn unused_fault_fields_are_errors() {
         assert!(run.run.stderr.contains(&needle), "{needle:?}\n{run}");
     }
 }
+
+/// A crash kills every process of a node at once, and the kernel reports
+/// their deaths in an order of its own: faultline records the ends in
+/// creation order, so a node with several processes (a shell and its
+/// children) crashes the same way in every run.
+#[test]
+fn a_crash_of_several_processes_ends_them_in_the_same_order_every_run() {
+    let dir = scratch_dir("faults-crash-tree");
+    let text = r#"name = "crash-tree"
+duration = "3s"
+seeds = 3
+
+[[node]]
+name = "tree"
+command = ["/bin/sh", "-c", "sleep 100 & sleep 100 & sleep 100 & sleep 100 & wait"]
+
+[[fault]]
+kind = "crash"
+every = "300ms"
+min_down = "10ms"
+max_down = "50ms"
+"#;
+    let file = ScenarioFile::raw(&dir, "tree.toml", text);
+    let first = run_scenario_twice(&file.runner().flag("--keep-going"));
+    first.expect_code(0);
+    for seed in first.reports() {
+        let faults = std::fs::read_to_string(first.seed_dir(seed.seed).join("faults.json"))
+            .expect("faults.json");
+        assert!(
+            faults.contains("5 process(es) killed"),
+            "seed {:#x}: no crash killed the shell and its four children\n{faults}",
+            seed.seed
+        );
+    }
+}

@@ -153,12 +153,40 @@ impl Supervisor {
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
         self.crashing = true;
-        while victims.iter().any(|p| self.procs.contains_key(p)) {
+        // The kernel reports the deaths in an order of its own: stops are
+        // handled as they come (a thread at its exit stop must be let go
+        // on), but the final statuses are kept and then reaped in creation
+        // order, so the trace records the processes' ends the same way in
+        // every run.
+        let mut alive: std::collections::BTreeSet<i32> = victims.iter().copied().collect();
+        let mut ended = Vec::new();
+        while !alive.is_empty() {
             let (who, status) = self.wait_any()?;
+            if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+                alive.remove(&who);
+                ended.push((who, status));
+            } else {
+                self.handle_other(who, status);
+            }
+        }
+        ended.sort_by_key(|&(tid, _)| self.reap_order(tid));
+        for (who, status) in ended {
             self.handle_other(who, status);
         }
         self.crashing = false;
         Ok(victims.len())
+    }
+
+    /// Where a thread's end comes among its node's: by process creation
+    /// order, a process's other threads before its leader (whose end is the
+    /// process's), then by thread creation order.
+    fn reap_order(&self, tid: i32) -> (u32, bool, Vtid) {
+        let Some(&vtid) = self.by_tid.get(&tid) else {
+            return (u32::MAX, true, Vtid::MAX);
+        };
+        let pid = self.threads[&vtid].pid;
+        let vpid = self.procs.get(&pid).map_or(u32::MAX, |p| p.vpid);
+        (vpid, tid == pid, vtid)
     }
 
     /// Restarts a crashed node's command.
