@@ -55,10 +55,23 @@ impl TraceEvent {
     }
 }
 
+/// The text of a trace file, plain or zstd-compressed (a seed's
+/// `trace.jsonl.zst`; the first bytes tell).
+pub fn trace_text(path: &Path) -> Result<String, String> {
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+    let bytes = if bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        zstd::decode_all(&bytes[..])
+            .map_err(|e| format!("cannot decompress trace {}: {e}", path.display()))?
+    } else {
+        bytes
+    };
+    String::from_utf8(bytes).map_err(|e| format!("trace {}: {e}", path.display()))
+}
+
 /// Reads a trace file: every non-empty line must be a valid event.
 pub fn read_trace(path: &Path) -> Result<Vec<TraceEvent>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+    let text = trace_text(path)?;
     if !text.is_empty() && !text.ends_with('\n') {
         return Err(format!(
             "trace {} does not end with a newline",

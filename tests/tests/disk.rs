@@ -312,7 +312,8 @@ down = "5s"
         "timeline.html does not embed the fsync error with its path"
     );
 
-    let trace = std::fs::read_to_string(seed_dir.join("trace.jsonl")).unwrap();
+    let trace = faultline_e2e::trace::trace_text(&seed_dir.join("trace.jsonl.zst"))
+        .unwrap_or_else(|e| panic!("{e}"));
     // By name prefix: glibc may make mkdir and open as mkdirat and openat.
     let event = |call: &str, path: &str| {
         let paths = format!(r#""paths":["{path}"]"#);

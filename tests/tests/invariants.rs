@@ -120,7 +120,8 @@ fn a_probe_catches_two_leaders_that_heal_before_the_end() {
         timeline.contains("inv-1      probe_fail   one leader per term: exit 1"),
         "{timeline}"
     );
-    let trace = read(&seed_dir.join("trace.jsonl"));
+    let trace = faultline_e2e::trace::trace_text(&seed_dir.join("trace.jsonl.zst"))
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(
         trace.contains("\"call\":\"probe_fail\""),
         "the trace lacks the probe"
