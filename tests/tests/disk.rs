@@ -216,9 +216,8 @@ fn artifact_json(dir: &std::path::Path, name: &str) -> serde_json::Value {
 /// durable with sync(1), then rewrites `wal/seg` through a failing fsync
 /// (vfs drops the data) and is crashed; node `b`'s write fails with EIO. A
 /// `lose_dir_entries` bug drops `snap/x`. The trace names the paths of the
-/// file calls on the data_dirs. Each node ends in `exec sleep`, one process:
-/// the order in which a crash reaps several processes of a node is not
-/// deterministic yet (the process_exit events can swap).
+/// file calls on the data_dirs. Each node ends in `exec sleep`, one process
+/// (a crash of several processes is tested in faults.rs).
 #[test]
 fn disk_faults_name_their_node_paths_and_errno_in_the_artifacts() {
     let dir = scratch_dir("disk-named");
