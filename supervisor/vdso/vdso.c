@@ -80,7 +80,16 @@ static void split(int64_t ns, int64_t *sec, int64_t *rem) {
     *rem = r;
 }
 
+/* CPU-time clocks (PROCESS/THREAD_CPUTIME_ID and the negative ids of
+ * clock_getcpuclockid): the supervisor keeps the virtual CPU time, so they
+ * always trap, outside the read count. */
+static int is_cpu_clock(int clk) {
+    return clk < 0 || clk == 2 || clk == 3;
+}
+
 int __vdso_clock_gettime(int clk, struct timespec_k *ts) {
+    if (is_cpu_clock(clk))
+        return (int)raw2(SYS_clock_gettime, clk, (long)ts);
     if (must_trap())
         return (int)raw2(SYS_clock_gettime, clk, (long)ts);
     int64_t ns = (int64_t)PAGE->mono_ns;

@@ -46,8 +46,11 @@ fn c_socket_calls_and_sleeps_take_the_fast_path_with_the_same_trace() {
     }
     let (a, b) = (fast.summary(), trapped.summary());
     assert!(a.fast > 1000, "few calls took the fast path\n{fast}");
+    // The stat family traps on both paths (two stops each: the entry and
+    // the exit that writes the simulated identity), which the fast path
+    // does not take; the calls it does take still save most stops.
     assert!(
-        a.stops * 5 < b.stops,
+        a.stops * 3 < b.stops,
         "with the fast path {} stops, without {}\n{fast}",
         a.stops,
         b.stops

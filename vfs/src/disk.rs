@@ -17,6 +17,15 @@ use crate::namespace::{components, Tree};
 use crate::plan::{plan_data, plan_dirs};
 use crate::{CrashReport, DirOp, DiskConfig, Errno, Ino, VfsError};
 
+/// How much of a disk is in use (see [`Disk::usage`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    /// Bytes of the named files.
+    pub bytes: u64,
+    /// Inodes named, the root included.
+    pub inodes: u64,
+}
+
 /// One node's simulated disk over a real backing folder.
 ///
 /// The supervisor performs file syscalls for real on the backing folder, then
@@ -114,6 +123,22 @@ impl Disk {
     /// `O_APPEND` write goes to.
     pub fn file_len(&self, ino: Ino) -> Result<u64, VfsError> {
         Ok(self.file(ino)?.len())
+    }
+
+    /// What the disk holds now, for `statfs`: the bytes of the files that
+    /// have a name (each inode once, however many links it has) and the
+    /// number of inodes named (files and directories, the root included).
+    pub fn usage(&self) -> Usage {
+        let named: BTreeSet<Ino> = self.current.walk().into_iter().map(|(_, i)| i).collect();
+        let bytes = named
+            .iter()
+            .filter_map(|i| self.files.get(i))
+            .map(FileData::len)
+            .sum();
+        Usage {
+            bytes,
+            inodes: named.len() as u64 + 1,
+        }
     }
 
     /// `open` with `O_CREAT` succeeded. Idempotent: an existing file keeps its

@@ -63,7 +63,7 @@ mod rot;
 pub use config::{CrashModel, DiskConfig};
 pub use data::SECTOR_SIZE;
 pub use dirlog::DirOp;
-pub use disk::Disk;
+pub use disk::{Disk, Usage};
 pub use errno::Errno;
 pub use error::VfsError;
 pub use namespace::Ino;

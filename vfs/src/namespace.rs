@@ -18,6 +18,13 @@ pub struct Ino(pub(crate) u64);
 impl Ino {
     /// The disk root directory.
     pub(crate) const ROOT: Ino = Ino(0);
+
+    /// Its number: assigned in creation order (the root is 0), so the same
+    /// run of a program gives every file the same number, which the
+    /// supervisor shows as the file's inode number.
+    pub fn number(self) -> u64 {
+        self.0
+    }
 }
 
 /// Splits a path relative to the disk root into names, rejecting anything

@@ -65,7 +65,7 @@ name = \"kv\"                 # seeds derive from it\n  \
 duration = \"30s\"            # virtual time per seed\n  \
 seeds = 10                   # optional default for --seeds\n  \
 [net]                        # optional: delay_min, delay_max, udp_loss\n  \
-[disk]                       # optional: metadata = \"posix\" | \"ordered\"\n  \
+[disk]                       # optional: metadata = \"posix\" | \"ordered\", size = \"10GiB\"\n  \
 [[node]]                     # one host per node: 127.77.0.1, .2, ... in file order\n  \
 name = \"kv\"\n  \
 command = [\"./kvserver\", \"--data\", \"/data/kv\"]   # relative to the file, run in its folder\n  \

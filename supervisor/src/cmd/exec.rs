@@ -212,6 +212,12 @@ fn print_outcome(cfg: &Config, o: &Outcome) {
         ),
         _ => {}
     }
+    if !o.host_state.is_empty() {
+        eprintln!(
+            "faultline: warning: {}; this run is possibly non-deterministic",
+            crate::cmd::verdict::host_state_words(&o.host_state)
+        );
+    }
     if o.preemptions > 0 {
         eprintln!(
             "faultline: warning: the watchdog preempted a thread {} time(s) (a spin without syscalls, or input from outside); this run is possibly non-deterministic",

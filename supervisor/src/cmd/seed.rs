@@ -169,7 +169,7 @@ fn build(job: &SeedJob, seed: u64, dir: &Path) -> Result<Built, String> {
         if let Some(data_dir) = &node.data_dir {
             let disk_dir = dir.join(format!("{}.disk", node.name));
             let disk = node_disk(sc, &faults, node, seed, &disk_dir)?;
-            sup.add_disk(&node.name, data_dir.clone(), disk)
+            sup.add_disk(&node.name, data_dir.clone(), disk, sc.disk_size)
                 .map_err(|e| e.to_string())?;
             // In the node's private mount namespace the disk is mounted over
             // the data_dir (made at each launch), so nothing is written to
@@ -318,6 +318,7 @@ fn report(
         stops: outcome.stops,
         fast_calls: outcome.fast_calls,
         preemptions: outcome.preemptions,
+        host_state: outcome.host_state.clone(),
         diagnostics: crate::engine::diagnostics::counts(&outcome.diagnostics),
         trace_hash: format!("0x{:016x}", outcome.hash),
         schedule_policy: job.sim.schedule(),

@@ -11,6 +11,8 @@
 
 use crate::engine::Supervisor;
 use crate::host::vdso::{Clocks, VdsoPage};
+use crate::sim::vclock::is_cpu_clock;
+use crate::sim::world::Vtid;
 use crate::sys::Call;
 
 impl Supervisor {
@@ -98,6 +100,15 @@ impl Supervisor {
         }
     }
 
+    /// Moves virtual time by `ns` of computation of thread `vtid`, which is
+    /// also the CPU time it used.
+    pub(crate) fn charge_step(&mut self, vtid: Vtid, ns: u64) {
+        self.clock.advance_by(ns);
+        if let Some(t) = self.threads.get(&vtid) {
+            self.cpu.charge(vtid, t.pid, ns);
+        }
+    }
+
     /// True if the trapped call `c` is answered in place, without a
     /// scheduling point: getcpu always, and clock reads but every N-th.
     /// Counts the clock read, and at the N-th charges the step cost of the
@@ -105,6 +116,9 @@ impl Supervisor {
     pub(crate) fn answers_in_place(&mut self, c: &Call) -> bool {
         match c.nr {
             libc::SYS_getcpu => true,
+            // A CPU-time clock is no clock poll (the vDSO traps it too): it
+            // is its own scheduling point, outside the read count.
+            libc::SYS_clock_gettime if is_cpu_clock(c.a[0] as i32) => false,
             libc::SYS_clock_gettime | libc::SYS_gettimeofday | libc::SYS_time => {
                 if !self.clock_read_is_step(c) {
                     return true;
@@ -113,8 +127,7 @@ impl Supervisor {
                 // charge them now, so a loop that polls the clock (or does
                 // work between reads) sees time pass at --step-cost per read.
                 let every = u64::from(self.clock_step_every());
-                self.clock
-                    .advance_by(self.cfg.step_cost_ns.saturating_mul(every - 1));
+                self.charge_step(c.vtid, self.cfg.step_cost_ns.saturating_mul(every - 1));
                 false
             }
             _ => false,

@@ -25,6 +25,8 @@ pub enum DiagKind {
     Vdso,
     /// faultline itself failed at something (and answered the program safely).
     InternalError,
+    /// The program read host state faultline does not simulate.
+    HostState,
 }
 
 impl DiagKind {
@@ -37,6 +39,7 @@ impl DiagKind {
             DiagKind::Killed => "killed",
             DiagKind::Vdso => "vdso",
             DiagKind::InternalError => "internal_error",
+            DiagKind::HostState => "host_state",
         }
     }
 }

@@ -61,12 +61,14 @@ impl Supervisor {
         }
     }
 
-    /// Gives node `host` a simulated disk, which the node sees at `visible`.
+    /// Gives node `host` a simulated disk of `size` bytes, which the node
+    /// sees at `visible`.
     pub fn add_disk(
         &mut self,
         name: &str,
         visible: std::path::PathBuf,
         disk: vfs::Disk,
+        size: u64,
     ) -> Result<(), launch::LaunchError> {
         let host = *self
             .net
@@ -78,6 +80,7 @@ impl Supervisor {
             host,
             visible,
             disk,
+            size,
         });
         Ok(())
     }
@@ -160,6 +163,7 @@ impl Supervisor {
                 interp: parent
                     .and_then(|p| self.procs.get(&p))
                     .and_then(|p| p.interp),
+                start_ns: self.clock.now(),
             },
         );
     }
@@ -197,6 +201,7 @@ impl Supervisor {
     /// Forgets a thread that is gone, and frees its channel slot.
     pub(super) fn remove_thread(&mut self, vtid: Vtid) -> Option<Thread> {
         let t = self.threads.remove(&vtid)?;
+        self.cpu.thread_gone(vtid);
         self.by_tid.remove(&t.tid);
         self.sched.forget(vtid);
         self.release_slot(t.channel_slot);
@@ -252,8 +257,10 @@ impl Supervisor {
         let Some(p) = self.procs.remove(&pid) else {
             return;
         };
+        self.cpu.process_gone(pid, p.parent);
         self.forget_mm(p.mm);
         self.signal_timers.retain(|t| t.pid != pid);
+        self.posix_timers.retain(|&(p, _), _| p != pid);
         // Its descriptors close: peers of its sockets see FIN or RST.
         let now = self.clock.now();
         for (&fd, kind) in &p.fds {

@@ -118,6 +118,9 @@ pub struct Outcome {
     pub hash: u64,
     /// Times the watchdog had to preempt a thread.
     pub preemptions: u64,
+    /// Reads of host state faultline does not simulate: if any, the run is
+    /// possibly non-deterministic.
+    pub host_state: Vec<crate::sys::host_state::HostStateRead>,
     /// The trace lines, when kept for a determinism check.
     pub lines: Vec<String>,
     /// Every launched program and how it ended (`None`: still running).
@@ -138,6 +141,14 @@ pub struct Outcome {
 pub struct Supervisor {
     pub(crate) cfg: Config,
     pub(crate) clock: VClock,
+    /// Virtual CPU time per thread and process.
+    pub(crate) cpu: crate::sim::cputime::CpuLedger,
+    /// The programs' POSIX timers.
+    pub(crate) posix_timers: crate::sys::timers::PosixTimers,
+    /// Reads of host state that is not simulated, per (call kind, node).
+    pub(crate) host_state: BTreeMap<(String, String), u64>,
+    /// The file identities `stat` shows.
+    pub(crate) file_ids: crate::sim::fileids::FileIds,
     /// Which thread runs next; the futex queues.
     pub(crate) sched: Scheduler,
     pub(crate) data_rng: ChaCha8Rng,
@@ -272,6 +283,10 @@ impl Supervisor {
         let seeds = Streams::split(cfg.seed);
         Supervisor {
             clock: VClock::new(cfg.epoch_secs),
+            cpu: Default::default(),
+            posix_timers: Default::default(),
+            host_state: BTreeMap::new(),
+            file_ids: Default::default(),
             sched: Scheduler::new(seeds.schedule, cfg.schedule),
             data_rng: ChaCha8Rng::seed_from_u64(seeds.data),
             cfg,

@@ -59,7 +59,7 @@ impl Supervisor {
                 Decision::Stuck if self.wait_outside() => continue,
                 Decision::Stuck => break Ending::Deadlock(self.deadlock_report()),
             };
-            self.clock.advance_by(self.cfg.step_cost_ns);
+            self.charge_step(pick, self.cfg.step_cost_ns);
             if let Err(e) = self.step(pick) {
                 break Ending::Internal(e.to_string());
             }
@@ -85,6 +85,16 @@ impl Supervisor {
             fast_calls: self.fast_calls,
             hash: self.trace.hash(),
             preemptions: self.preemptions,
+            host_state: std::mem::take(&mut self.host_state)
+                .into_iter()
+                .map(
+                    |((call, node), count)| crate::sys::host_state::HostStateRead {
+                        call,
+                        node,
+                        count,
+                    },
+                )
+                .collect(),
             lines: self.trace.lines().to_vec(),
         }
     }
@@ -132,7 +142,14 @@ impl Supervisor {
         due.sort_by_key(|&i| (self.signal_timers[i].at, self.signal_timers[i].pid));
         for &i in &due {
             let t = &mut self.signal_timers[i];
-            unsafe { libc::kill(t.pid, t.sig) };
+            match t.owner {
+                TimerOwner::Posix { id, tid, value } => {
+                    crate::sys::timers::queue_timer_signal(t.pid, tid, t.sig, id, value)
+                }
+                _ => unsafe {
+                    libc::kill(t.pid, t.sig);
+                },
+            }
             let (pid, sig) = (t.pid, t.sig);
             if t.interval > 0 {
                 t.at = (t.at + t.interval).max(now + 1);

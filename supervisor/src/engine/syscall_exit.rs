@@ -42,6 +42,10 @@ impl Supervisor {
                 events,
                 restore,
             }) => self.epoll_events_appended(tid, pid, ret as i64, buf, &events, &restore),
+            Some(ExitHook::Stat { buf, layout, disk }) if ret == 0 => {
+                self.stat_exit(pid, buf, layout, disk)
+            }
+            Some(ExitHook::Statfs { buf, disk }) if ret == 0 => self.statfs_exit(pid, buf, disk),
             Some(ExitHook::PatchUname(addr)) if ret == 0 => self.uname_answered(pid, addr),
             Some(ExitHook::ParkUnlessReaped(saved))
                 if self.wait_probed(vtid, tid, pid, ret, &saved) =>

@@ -247,15 +247,40 @@ impl Supervisor {
                 crate::sys::return_in_place(c.tid, c.regs, 0);
                 true
             }
-            libc::SYS_read | libc::SYS_close if loader_fd == Some(c.a[0] as i32) => {
+            libc::SYS_read | libc::SYS_close | libc::SYS_fstat | libc::SYS_newfstatat
+                if loader_fd == Some(c.a[0] as i32) =>
+            {
                 if c.nr == libc::SYS_close {
                     self.procs.get_mut(&c.pid).expect("process").loader_fd = None;
                 }
                 let _ = tracee::cont(c.tid, 0);
                 true
             }
+            libc::SYS_stat | libc::SYS_lstat | libc::SYS_newfstatat | libc::SYS_statx
+                if self.stats_the_channel(c) =>
+            {
+                let _ = tracee::cont(c.tid, 0);
+                true
+            }
             _ => false,
         }
+    }
+
+    /// Whether a stat call names the channel's descriptor in /proc (a
+    /// program that looks at each of its open descriptors, as etcd does):
+    /// a run without the fast path has no such descriptor, so the call is
+    /// left out of the trace, like the loader's calls on the library.
+    fn stats_the_channel(&self, c: &Call) -> bool {
+        let addr = if matches!(c.nr, libc::SYS_stat | libc::SYS_lstat) {
+            c.a[0]
+        } else {
+            c.a[1]
+        };
+        let path = tracee::Process(c.pid)
+            .read_cstr(addr, 64)
+            .unwrap_or_default();
+        let suffix = format!("/fd/{}", ch::FD);
+        path.starts_with(b"/proc/") && path.ends_with(suffix.as_bytes())
     }
 
     /// At the exit of the loader's open of the library.

@@ -100,6 +100,10 @@ pub struct Report {
     /// faultline.log has the lines.
     #[serde(default)]
     pub diagnostics: BTreeMap<String, u64>,
+    /// Reads of host state faultline does not simulate, per call kind and
+    /// node: if any, the seed is possibly non-deterministic too.
+    #[serde(default)]
+    pub host_state: Vec<crate::sys::host_state::HostStateRead>,
     /// The trace hash, 0x-hex.
     pub trace_hash: String,
     /// How threads were scheduled (`--schedule-policy` and its settings).

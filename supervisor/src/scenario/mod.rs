@@ -2,6 +2,7 @@
 //! planned faults and how long a seed runs. Every error names the file, the
 //! line and column, and the field.
 
+pub mod bytes;
 pub mod duration;
 mod faults;
 pub mod invariant;
@@ -95,6 +96,7 @@ struct FaultsSection {
 #[serde(deny_unknown_fields)]
 struct DiskSection {
     metadata: Option<Spanned<String>>,
+    size: Option<Spanned<String>>,
 }
 
 /// A node ready to launch.
@@ -122,6 +124,9 @@ pub struct NodeSpec {
     pub reboot_on_exit: bool,
 }
 
+/// `[disk] size` when the file does not say.
+pub const DEFAULT_DISK_SIZE: u64 = 10 << 30;
+
 /// A validated scenario.
 #[derive(Debug, Clone)]
 pub struct Scenario {
@@ -146,6 +151,9 @@ pub struct Scenario {
     /// Whether the disks journal metadata in order (ext4-like) or follow
     /// POSIX strictly (only a directory's fsync makes its entries durable).
     pub ordered_metadata: bool,
+    /// The size of every node's simulated disk (`[disk] size`), which
+    /// `statfs` reports with the bytes the node's files hold taken from it.
+    pub disk_size: u64,
     /// Seeds pinned as regressions, with their notes: they run first, every time.
     pub pinned: Vec<(u64, String)>,
     /// Probes run during the seed, each on a host of its own after the nodes'.
@@ -372,8 +380,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             ));
         }
     };
+    let disk_size = match &raw.disk.size {
+        None => DEFAULT_DISK_SIZE,
+        Some(v) => bytes::parse_bytes(v.get_ref())
+            .map_err(|e| ctx.err(v.span(), format!("field `disk.size`: {e}")))?,
+    };
     Ok(Scenario {
         ordered_metadata,
+        disk_size,
         stderr_patterns,
         checker: raw.check.command.clone().unwrap_or_default(),
         pinned,

@@ -17,6 +17,8 @@ pub struct NodeDisk {
     pub visible: PathBuf,
     /// The durability model.
     pub disk: vfs::Disk,
+    /// Its size in bytes (`[disk] size`), for `statfs`.
+    pub size: u64,
 }
 
 /// Every node's disk, indexed by position.

@@ -1,6 +1,9 @@
 //! The simulated world a run holds: threads and processes, the virtual clock, the event trace, and the network and disk adapters over `vnet` and `vfs`.
 
+pub mod cputime;
 pub mod diskstate;
+pub mod fileids;
+pub mod machine;
 pub mod netlink;
 pub mod netstate;
 pub mod output;

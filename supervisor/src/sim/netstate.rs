@@ -178,6 +178,12 @@ impl NetState {
         }
     }
 
+    /// The folder of the simulated /etc files, where other stand-ins for
+    /// host files (the simulated /proc files) are written too.
+    pub fn stand_in_dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
     /// Registers a new virtual socket with one reference.
     pub fn add(&mut self, net: SocketId, nonblocking: bool) -> VsId {
         let vs = self.next_vs;

@@ -186,6 +186,16 @@ pub fn is_realtime(clock_id: i32) -> bool {
     )
 }
 
+/// True for the CPU-time clocks: `CLOCK_PROCESS_CPUTIME_ID`,
+/// `CLOCK_THREAD_CPUTIME_ID` and the negative ids of
+/// `clock_getcpuclockid`/`pthread_getcpuclockid`. They read the virtual CPU
+/// time of a thread or process, not the time of day.
+pub fn is_cpu_clock(clock_id: i32) -> bool {
+    clock_id < 0
+        || clock_id == libc::CLOCK_PROCESS_CPUTIME_ID
+        || clock_id == libc::CLOCK_THREAD_CPUTIME_ID
+}
+
 /// Parses an RFC 3339 UTC timestamp such as `2025-01-01T00:00:00Z` into
 /// seconds since the Unix epoch.
 pub fn parse_epoch(s: &str) -> Result<i64, String> {

@@ -42,6 +42,24 @@ pub enum ExitHook {
     /// The call opened a file faultline treats specially (/dev/urandom,
     /// a /proc file): remember the descriptor as this kind.
     Mark(FdKind),
+    /// statfs/fstatfs: write the simulated figures into the `struct
+    /// statfs` at `buf`, of this node's disk or of another file system.
+    Statfs {
+        /// The caller's buffer.
+        buf: u64,
+        /// The simulated disk the path or descriptor is on.
+        disk: Option<usize>,
+    },
+    /// The stat family: write the file's simulated identity and times into
+    /// the caller's buffer.
+    Stat {
+        /// The caller's buffer.
+        buf: u64,
+        /// `struct stat` or `struct statx`.
+        layout: crate::sys::stat::StatLayout,
+        /// The file, if it is on a simulated disk.
+        disk: Option<crate::sys::stat::DiskFile>,
+    },
     /// Replace the host name in the `struct utsname` at this address.
     PatchUname(u64),
     /// A non-blocking probe of wait4/waitid: if nothing was reaped, rewind the
@@ -300,6 +318,8 @@ pub struct Process {
     pub loader_fd: Option<i32>,
     /// The address range of its dynamic loader (the ELF interpreter).
     pub interp: Option<(u64, u64)>,
+    /// Scheduler time it was created at (its start time in /proc).
+    pub start_ns: u64,
 }
 
 /// Who armed a signal timer.
@@ -309,6 +329,16 @@ pub enum TimerOwner {
     RealTimer,
     /// faultline itself (`--signal-at`).
     Faultline,
+    /// The program, with timer_create and timer_settime: the signal carries
+    /// SI_TIMER, the timer id and the sigevent's value.
+    Posix {
+        /// The timer id timer_create returned.
+        id: i32,
+        /// SIGEV_THREAD_ID: the host tid it goes to (0: the process).
+        tid: i32,
+        /// sigev_value.
+        value: u64,
+    },
 }
 
 /// A signal to send at a virtual time.

@@ -61,6 +61,32 @@ impl Supervisor {
         self.trace.note_paths(paths);
     }
 
+    /// The disk a (dirfd, path) argument is on, if it is on the caller's.
+    pub(super) fn disk_of_path(&self, c: &Call, dirfd: i32, addr: u64) -> Option<usize> {
+        self.disk_path(c, &PathArg { dirfd, addr }).map(|(d, _)| d)
+    }
+
+    /// The disk and disk-relative path of a (dirfd, path) argument, if it
+    /// is on the caller's disk.
+    pub(super) fn disk_rel_path(
+        &self,
+        c: &Call,
+        dirfd: i32,
+        addr: u64,
+    ) -> Option<(usize, PathBuf)> {
+        self.disk_path(c, &PathArg { dirfd, addr })
+    }
+
+    /// The disk and vfs inode of descriptor `fd` of `pid`, if on a disk.
+    pub(super) fn disk_ino_of_fd(&self, pid: i32, fd: i32) -> Option<(usize, vfs::Ino)> {
+        self.disk_fd(pid, fd).map(|(d, ino, _)| (d, ino))
+    }
+
+    /// The disk descriptor `fd` of `pid` is open on, if any.
+    pub(super) fn disk_of_fd(&self, pid: i32, fd: i32) -> Option<usize> {
+        self.disk_fd(pid, fd).map(|(d, _, _)| d)
+    }
+
     /// The disk file behind descriptor `fd`, if any.
     pub(super) fn disk_fd(&self, pid: i32, fd: i32) -> Option<(usize, vfs::Ino, bool)> {
         match self.procs.get(&pid)?.fds.get(&fd)? {
@@ -353,6 +379,9 @@ impl Supervisor {
         if ret < 0 {
             return;
         }
+        let now = self
+            .clock
+            .read_on(self.clock_host(pid), libc::CLOCK_REALTIME);
         match hook {
             ExitHook::DiskOpen { disk, rel, flags } => {
                 let d = &mut self.disks.get_mut(disk).disk;
@@ -366,6 +395,10 @@ impl Supervisor {
                 };
                 if flags & libc::O_TRUNC != 0 && flags & libc::O_ACCMODE != libc::O_RDONLY {
                     let _ = d.on_truncate(ino, 0);
+                    self.file_ids.touch(disk, ino, now);
+                }
+                if flags & libc::O_CREAT != 0 {
+                    self.touch_entry(disk, &rel, now);
                 }
                 let append = flags & libc::O_APPEND != 0;
                 if let Some(p) = self.procs.get_mut(&pid) {
@@ -384,8 +417,19 @@ impl Supervisor {
                     .get_mut(disk)
                     .disk
                     .on_write(ino, offset, &data[..n]);
+                self.file_ids.touch(disk, ino, now);
             }
             ExitHook::DiskChange { disk, op, .. } => {
+                let touched = match &op {
+                    DiskOp::Rename(a, b) | DiskOp::Link(a, b) => vec![a.clone(), b.clone()],
+                    DiskOp::Unlink(p) | DiskOp::Rmdir(p) | DiskOp::Mkdir(p) | DiskOp::Create(p) => {
+                        vec![p.clone()]
+                    }
+                    DiskOp::Truncate(..) | DiskOp::Fallocate(..) => Vec::new(),
+                };
+                if let DiskOp::Truncate(ino, _) | DiskOp::Fallocate(ino, ..) = &op {
+                    self.file_ids.touch(disk, *ino, now);
+                }
                 let d = &mut self.disks.get_mut(disk).disk;
                 let _ = match op {
                     DiskOp::Rename(a, b) => d.on_rename(a, b),
@@ -397,8 +441,25 @@ impl Supervisor {
                     DiskOp::Truncate(ino, len) => d.on_truncate(ino, len),
                     DiskOp::Fallocate(ino, off, len) => d.on_fallocate(ino, off, len),
                 };
+                for path in touched {
+                    self.touch_entry(disk, &path, now);
+                }
             }
             _ => {}
+        }
+    }
+
+    /// A directory entry at `rel` changed at `now`: the file it names (if
+    /// any is left) and its directory both show that change time.
+    fn touch_entry(&mut self, disk: usize, rel: &std::path::Path, now: i128) {
+        let d = &self.disks.get(disk).disk;
+        let parent = rel.parent().unwrap_or(std::path::Path::new(""));
+        let inos: Vec<vfs::Ino> = [rel, parent]
+            .iter()
+            .filter_map(|p| d.lookup(p).ok())
+            .collect();
+        for ino in inos {
+            self.file_ids.touch(disk, ino, now);
         }
     }
 }

@@ -15,7 +15,9 @@ const WRITE_HASH_BYTES: usize = 4096;
 const CLOSE_RANGE_CLOEXEC: u64 = 4;
 
 impl Supervisor {
-    /// open/openat: remember descriptors of the kernel's random devices.
+    /// open/openat: remember descriptors of the kernel's random devices and
+    /// of /proc files; point simulated files (/etc, /proc, /sys) at their
+    /// stand-ins.
     pub(super) fn sys_open(&mut self, c: &Call) -> Action {
         let path_addr = if c.nr == libc::SYS_open {
             c.a[0]
@@ -26,11 +28,16 @@ impl Supervisor {
         if path == b"/dev/urandom" || path == b"/dev/random" {
             return Action::Now(Resume::PassThenExit(None, ExitHook::Mark(FdKind::Random)));
         }
-        if path.starts_with(b"/proc/") {
-            return Action::Now(Resume::PassThenExit(None, ExitHook::Mark(FdKind::Proc)));
-        }
         let host = self.procs[&c.pid].host;
-        let Some(stand_in) = self.net.redirect(&path, host) else {
+        let stand_in = match self.net.redirect(&path, host) {
+            Some(file) => Some(file),
+            None => self.machine_stand_in(c, &path),
+        };
+        let Some(stand_in) = stand_in else {
+            if path.starts_with(b"/proc/") {
+                self.note_proc_open(c, &path);
+                return Action::Now(Resume::PassThenExit(None, ExitHook::Mark(FdKind::Proc)));
+            }
             return pass();
         };
         // Point the path argument at the stand-in's name, placed below the

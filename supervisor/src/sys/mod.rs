@@ -3,17 +3,23 @@
 
 pub mod table;
 
+mod cputime;
 mod disk;
 mod fd;
 mod futex;
 mod guard;
+pub(crate) mod host_state;
+mod machine;
 mod output;
 mod poll;
 mod process;
 mod rtnetlink;
 mod signal;
 mod socket;
+pub(crate) mod stat;
+mod statfs;
 mod time;
+pub(crate) mod timers;
 
 pub(crate) use poll::{epoll_event_offset, write_epoll_events};
 
@@ -128,7 +134,21 @@ impl Supervisor {
             return action;
         }
         match c.nr {
+            SYS_clock_gettime if crate::sim::vclock::is_cpu_clock(c.a[0] as i32) => {
+                self.sys_cpu_clock(c, targs)
+            }
             SYS_clock_gettime | SYS_gettimeofday | SYS_time => self.sys_clock_read(c, targs),
+            SYS_getrusage => self.sys_getrusage(c, targs),
+            SYS_times => self.sys_times(c, targs),
+            SYS_sysinfo => self.sys_sysinfo(c, targs),
+            SYS_statfs | SYS_fstatfs => self.sys_statfs(c, targs),
+            SYS_getitimer => self.sys_getitimer(c, targs),
+            SYS_adjtimex | SYS_clock_adjtime | SYS_mincore | SYS_syslog => {
+                self.sys_host_state(c, targs)
+            }
+            SYS_stat | SYS_fstat | SYS_lstat | SYS_newfstatat | SYS_statx => {
+                self.sys_stat(c, targs)
+            }
             SYS_nanosleep | SYS_clock_nanosleep => self.sys_sleep(c, targs),
             SYS_sched_yield => ret(0),
             SYS_futex => self.sys_futex(c, targs),
@@ -171,6 +191,8 @@ impl Supervisor {
             SYS_epoll_ctl => self.sys_epoll_ctl(c, targs),
             SYS_rseq | SYS_futex_waitv => err(ENOSYS),
             SYS_alarm | SYS_setitimer => self.sys_real_timer(c, targs),
+            SYS_timer_create | SYS_timer_settime | SYS_timer_gettime | SYS_timer_getoverrun
+            | SYS_timer_delete => self.sys_posix_timer(c, targs),
             SYS_sendfile | SYS_copy_file_range | SYS_splice | SYS_tee | SYS_vmsplice
             | SYS_preadv2 | SYS_pwritev2 => self.sys_guarded(c),
             // Off the simulated disks (sys_disk answered those on one).

@@ -202,3 +202,22 @@ fn ordered_metadata_makes_earlier_entries_durable_on_any_fsync() {
         "created after the last fsync: not durable"
     );
 }
+
+#[test]
+fn usage_counts_named_files_once_and_forgets_unlinked_ones() {
+    let mut sim = Sim::strict();
+    let empty = sim.disk.usage();
+    assert_eq!((empty.bytes, empty.inodes), (0, 1), "the root only");
+    sim.mkdir("wal");
+    let a = sim.create("wal/a");
+    sim.write(a, 0, &[1; 3000]);
+    sim.link("wal/a", "wal/b");
+    let c = sim.create("c");
+    sim.write(c, 0, &[2; 500]);
+    let u = sim.disk.usage();
+    assert_eq!((u.bytes, u.inodes), (3500, 4), "root, wal, a=b, c");
+    sim.unlink("c");
+    sim.truncate(a, 100);
+    let u = sim.disk.usage();
+    assert_eq!((u.bytes, u.inodes), (100, 3));
+}

@@ -82,6 +82,11 @@ pub enum Support {
     /// Not trapped: the kernel runs it and its answer depends on the host
     /// (timestamps, inode numbers, resource usage, host-clock timeouts).
     HostState,
+    /// Trapped and passed to the kernel, whose answer is the host's: every
+    /// call is counted and reported as a host-state read (one line per kind
+    /// and host, report.json's `host_state`), and the run is marked
+    /// possibly non-deterministic.
+    Reported,
     /// Trapped and always refused with `errno` and a report line (`why`).
     Refused {
         /// What the program gets.
@@ -111,6 +116,7 @@ impl Support {
             Support::Modelled => "modelled",
             Support::Passed => "passed",
             Support::HostState => "host state",
+            Support::Reported => "reported",
             Support::Refused { .. } => "refused",
             Support::Guarded { .. } => "guarded",
         }
@@ -196,7 +202,14 @@ pub fn name(nr: i64) -> &'static str {
 /// with their errno and reason.
 pub fn markdown() -> String {
     let mut out = String::from("| support | family | calls |\n|---|---|---|\n");
-    let levels = ["modelled", "refused", "guarded", "passed", "host state"];
+    let levels = [
+        "modelled",
+        "reported",
+        "refused",
+        "guarded",
+        "passed",
+        "host state",
+    ];
     for level in levels {
         let mut families: Vec<Family> = ROWS
             .iter()

@@ -1,0 +1,165 @@
+//! stat, fstat, lstat, newfstatat and statx. The kernel runs the call; at
+//! its exit the device and inode numbers and the three times are replaced by
+//! the file's simulated identity (`sim::fileids`): on a node's disk, vfs's
+//! inode and the virtual time of the last change; elsewhere, numbers in the
+//! order first seen and a fixed time.
+
+use std::path::PathBuf;
+
+use super::{Action, Call};
+use crate::engine::Supervisor;
+use crate::host::tracee;
+use crate::host::tracee::Memory;
+use crate::sim::fileids::Identity;
+use crate::sim::vclock::NS;
+use crate::sim::world::{ExitHook, Resume};
+
+/// Which struct the kernel fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatLayout {
+    /// `struct stat` (stat, fstat, lstat, newfstatat).
+    Stat,
+    /// `struct statx`.
+    Statx,
+}
+
+/// The file a stat call asks about, if it is on a simulated disk.
+#[derive(Debug, Clone)]
+pub enum DiskFile {
+    /// An open descriptor of it.
+    Ino(usize, vfs::Ino),
+    /// A path on it, relative to the disk root (looked up at the exit).
+    Path(usize, PathBuf),
+}
+
+/// `struct stat` of x86-64 as 8-byte words: st_dev 0, st_ino 1, st_blocks
+/// 8, st_atim 9-10, st_mtim 11-12, st_ctim 13-14.
+type StatBuf = [u64; 18];
+
+/// `struct statx` as 8-byte words: stx_ino 4, stx_atime 8-9, stx_btime
+/// 10-11, stx_ctime 12-13, stx_mtime 14-15, stx_dev_major/minor in 17.
+type StatxBuf = [u64; 32];
+
+impl Supervisor {
+    /// The stat family at the entry: find the file's disk, if any.
+    pub(super) fn sys_stat(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        let empty_path = |flags: u64, addr: u64| {
+            flags & libc::AT_EMPTY_PATH as u64 != 0
+                && tracee::Process(c.pid)
+                    .read_cstr(addr, 1)
+                    .is_ok_and(|p| p.is_empty())
+        };
+        let (fd, path, buf, layout) = match c.nr {
+            libc::SYS_fstat => (Some(c.a[0] as i32), None, c.a[1], StatLayout::Stat),
+            libc::SYS_stat | libc::SYS_lstat => (
+                None,
+                Some((libc::AT_FDCWD, c.a[0])),
+                c.a[1],
+                StatLayout::Stat,
+            ),
+            libc::SYS_newfstatat if empty_path(c.a[3], c.a[1]) => {
+                (Some(c.a[0] as i32), None, c.a[2], StatLayout::Stat)
+            }
+            libc::SYS_newfstatat => (
+                None,
+                Some((c.a[0] as i32, c.a[1])),
+                c.a[2],
+                StatLayout::Stat,
+            ),
+            _ if empty_path(c.a[2], c.a[1]) => {
+                (Some(c.a[0] as i32), None, c.a[4], StatLayout::Statx)
+            }
+            _ => (
+                None,
+                Some((c.a[0] as i32, c.a[1])),
+                c.a[4],
+                StatLayout::Statx,
+            ),
+        };
+        let disk = match (fd, path) {
+            (Some(fd), _) => self
+                .disk_ino_of_fd(c.pid, fd)
+                .map(|(d, ino)| DiskFile::Ino(d, ino)),
+            (None, Some((dirfd, addr))) => self
+                .disk_rel_path(c, dirfd, addr)
+                .map(|(d, rel)| DiskFile::Path(d, rel)),
+            (None, None) => None,
+        };
+        targs.push(match &disk {
+            Some(DiskFile::Ino(d, _) | DiskFile::Path(d, _)) => *d as i64,
+            None => -1,
+        });
+        Action::Now(Resume::PassThenExit(
+            None,
+            ExitHook::Stat { buf, layout, disk },
+        ))
+    }
+
+    /// At the exit of a successful stat call: the simulated identity over
+    /// the host's.
+    pub(crate) fn stat_exit(
+        &mut self,
+        pid: i32,
+        buf: u64,
+        layout: StatLayout,
+        disk: Option<DiskFile>,
+    ) {
+        let on_disk = match disk {
+            Some(DiskFile::Ino(d, ino)) => Some((d, ino)),
+            Some(DiskFile::Path(d, rel)) => {
+                self.disks.get(d).disk.lookup(&rel).ok().map(|i| (d, i))
+            }
+            None => None,
+        };
+        match layout {
+            StatLayout::Stat => {
+                let Ok(mut st) = tracee::Process(pid).read_val::<StatBuf>(buf) else {
+                    return;
+                };
+                let id = self.identity(on_disk, st[0], st[1]);
+                st[0] = libc::makedev(id.dev.0, id.dev.1);
+                st[1] = id.ino;
+                let (sec, nsec) = split(id.time_ns);
+                for at in [9, 11, 13] {
+                    st[at] = sec;
+                    st[at + 1] = nsec;
+                }
+                let _ = tracee::Process(pid).write_val(buf, &st);
+            }
+            StatLayout::Statx => {
+                let Ok(mut st) = tracee::Process(pid).read_val::<StatxBuf>(buf) else {
+                    return;
+                };
+                let host_dev = libc::makedev(st[17] as u32, (st[17] >> 32) as u32);
+                let id = self.identity(on_disk, host_dev, st[4]);
+                st[4] = id.ino;
+                let (sec, nsec) = split(id.time_ns);
+                for at in [8, 10, 12, 14] {
+                    st[at] = sec;
+                    st[at + 1] = nsec;
+                }
+                st[17] = u64::from(id.dev.0) | u64::from(id.dev.1) << 32;
+                let _ = tracee::Process(pid).write_val(buf, &st);
+            }
+        }
+    }
+
+    /// The identity to show for a file.
+    fn identity(
+        &mut self,
+        on_disk: Option<(usize, vfs::Ino)>,
+        host_dev: u64,
+        host_ino: u64,
+    ) -> Identity {
+        match on_disk {
+            Some((d, ino)) => self.file_ids.on_disk(d, ino),
+            None => self.file_ids.elsewhere(host_dev, host_ino),
+        }
+    }
+}
+
+/// A time as (seconds, nanoseconds) words of a timespec.
+fn split(ns: i128) -> (u64, u64) {
+    let sec = ns.div_euclid(NS as i128);
+    (sec as i64 as u64, ns.rem_euclid(NS as i128) as u64)
+}

@@ -1,0 +1,62 @@
+//! POSIX timers (timer_create, timer_settime, timer_gettime, timer_delete)
+//! on virtual time: signals with SI_TIMER and the sigevent's value, interval
+//! timers, glibc's SIGEV_THREAD, and coreutils `timeout`, which arms one.
+
+use faultline_e2e::checks::run_twice;
+use faultline_e2e::output::value;
+use faultline_e2e::paths::scratch_dir;
+use faultline_e2e::{per_linkage, Exec, Program};
+
+fn posix_timers_tick_on_virtual_time(program: Program) {
+    let run = run_twice(&Exec::program(program).seed(4));
+    run.expect_success();
+    let out = run.out();
+    assert_eq!(value::<u32>(out, "armed_left_ms"), 99, "{run}");
+    for i in 1..=5 {
+        let at = format!("tick {i} at {:.3}", i as f64 / 10.0);
+        assert!(out.contains(&at), "missing {at:?}\n{run}");
+    }
+    assert_eq!(
+        value::<u32>(out, "bad_info"),
+        0,
+        "SI_TIMER and sival\n{run}"
+    );
+    assert_eq!(value::<u32>(out, "thread_calls"), 7, "SIGEV_THREAD\n{run}");
+    assert_eq!(value::<String>(out, "elapsed"), "2.500", "{run}");
+    assert!(
+        run.faultline_line_with("unsupported").is_none(),
+        "a timer call was refused\n{run}"
+    );
+}
+per_linkage!(
+    c_posix_timers_tick_on_virtual_time,
+    Program::c("posix_timer"),
+    posix_timers_tick_on_virtual_time
+);
+
+#[test]
+fn coreutils_timeout_kills_after_five_virtual_seconds() {
+    let trace = scratch_dir("timeout").join("trace.jsonl");
+    let exec = Exec::new("/usr/bin/timeout")
+        .arg("5")
+        .arg("sleep")
+        .arg("60")
+        .seed(2)
+        .trace(&trace);
+    let run = run_twice(&exec);
+    run.expect_code(124);
+    let vtime = run.summary().vtime_secs;
+    assert!((5.0..5.01).contains(&vtime), "vtime {vtime}\n{run}");
+    // It armed a POSIX timer (before, timer_create failed and coreutils
+    // fell back to alarm).
+    let text = std::fs::read_to_string(&trace).expect("trace");
+    assert!(
+        text.contains("\"call\":\"timer_settime\""),
+        "no timer_settime in the trace\n{run}"
+    );
+    assert!(
+        run.faultline_line_with("unsupported syscall timer")
+            .is_none(),
+        "{run}"
+    );
+}
