@@ -107,18 +107,24 @@ fn lying_fsync_is_caught() {
 
 /// The bug switch that breaks election safety (a member bootstrapped alone
 /// leads the same term as the real cluster's leader) is caught by the
-/// "election safety" probe, mid-run, on the file's first seed.
+/// "election safety" probe, mid-run, within the file's first 3 seeds (the
+/// issue's bar for every bug switch; whether the two leaders' terms meet
+/// depends on the seed's timing).
 #[test]
 fn split_brain_is_caught_by_the_election_safety_probe() {
     let run = run_scenario_twice_unless_preempted(
         &harness("etcd3-split-brain.toml", "split", 6)
             .runner()
-            .seeds(1)
+            .seeds(3)
             .timeout(SLOW),
     );
     run.expect_code(1);
-    let report = run.report();
-    assert!(!report.pass && report.vtime_secs < 6.0, "\n{run}");
+    let report = run
+        .reports()
+        .into_iter()
+        .find(|r| !r.pass)
+        .unwrap_or_else(|| panic!("no failing seed among the first 3\n{run}"));
+    assert!(report.vtime_secs < 6.0, "\n{run}");
     assert!(
         run.run.stderr.contains("check \"election safety\" at t=")
             && run.run.stderr.contains("election safety violated: "),
