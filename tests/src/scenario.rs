@@ -272,6 +272,7 @@ impl ScenarioFile {
             artifacts: Some(dir.join("artifacts")),
             flags: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
+            cwd: None,
         }
     }
 }
@@ -286,9 +287,16 @@ pub struct RunScenario {
     artifacts: Option<PathBuf>,
     flags: Vec<String>,
     timeout: Duration,
+    cwd: Option<PathBuf>,
 }
 
 impl RunScenario {
+    /// Runs faultline from `dir` (default: the test's own working directory).
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
     /// Adds a flag of `faultline run` (e.g. `--preload`).
     pub fn flag(mut self, flag: &str) -> Self {
         self.flags.push(flag.to_owned());
@@ -344,6 +352,9 @@ impl RunScenario {
             command.arg("--artifacts").arg(dir);
         }
         command.args(&self.flags);
+        if let Some(dir) = &self.cwd {
+            command.current_dir(dir);
+        }
         command
     }
 

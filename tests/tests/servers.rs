@@ -3,7 +3,7 @@
 //! clock and CPU time (getrusage); before CPU time was virtual it differed on
 //! every run.
 
-use faultline_e2e::checks::run_scenario_twice;
+use faultline_e2e::checks::{assert_same_scenario_outcome, run_scenario_twice};
 use faultline_e2e::paths::scratch_dir;
 use faultline_e2e::ScenarioFile;
 
@@ -50,4 +50,68 @@ fn memcached_stats_are_the_same_on_every_run() {
     let user: f64 = stat("rusage_user").parse().unwrap();
     assert!(user > 0.0 && user < 0.001, "{out}");
     assert_eq!(stat("rusage_system"), "0.000000", "{out}");
+}
+
+/// redis with an append-only file fsynced on every write, and redis-cli
+/// asking for INFO: its server section carries the kernel (`uname`), pid,
+/// run id (from /dev/urandom), clock and uptime; persistence and CPU carry
+/// file sizes, save times and getrusage.
+const REDIS: &str = r#"name = "redis-pair"
+duration = "4s"
+
+[[node]]
+name = "db"
+data_dir = "/tmp/faultline-redis-test/db"
+command = ["redis-server", "--port", "6379", "--bind", "0.0.0.0", "--dir", "/tmp/faultline-redis-test/db",
+  "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "no"]
+
+[[node]]
+name = "client"
+command = ["bash", "-c", "sleep 1; redis-cli -h db set k hello && redis-cli -h db get k && redis-cli -h db incr n && redis-cli -h db info server && redis-cli -h db info persistence && redis-cli -h db info cpu"]
+"#;
+
+/// The same seed gives the same run wherever the scenario, the artifacts and
+/// faultline's working directory are: the second run's scenario sits in a
+/// deeper folder with a longer name and runs from elsewhere, so any host
+/// path leaking into the trace would change its hash.
+#[test]
+fn redis_info_is_the_same_on_every_run_and_from_any_directory() {
+    let dir = scratch_dir("redis");
+    let near = dir.join("a");
+    let far = dir.join("somewhere/much/deeper/with-a-longer-name");
+    for d in [&near, &far] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let first = ScenarioFile::raw(&near, "redis.toml", REDIS)
+        .runner()
+        .seed(1)
+        .artifacts(near.join("runs"))
+        .run();
+    let second = ScenarioFile::raw(&far, "redis.toml", REDIS)
+        .runner()
+        .seed(1)
+        .artifacts(far.join("artifacts-elsewhere"))
+        .cwd(&far)
+        .run();
+    first.expect_code(0);
+    assert_same_scenario_outcome(&first, &second);
+    let out = first.node_stdout(1, "client");
+    assert!(out.starts_with("OK\nhello\n1\n"), "{out}");
+    let info = |key: &str| -> String {
+        out.lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}:")))
+            .unwrap_or_else(|| panic!("no {key} in INFO\n{out}"))
+            .trim()
+            .to_string()
+    };
+    assert_eq!(info("os"), "Linux 6.1.0-faultline x86_64", "{out}");
+    assert_eq!(info("process_id"), "2", "{out}");
+    assert_eq!(info("uptime_in_seconds"), "1", "{out}");
+    let now: u64 = info("server_time_usec").parse().unwrap();
+    assert!(
+        (1_735_689_601_000_000..1_735_689_602_000_000).contains(&now),
+        "{out}"
+    );
+    assert_eq!(info("aof_last_write_status"), "ok", "{out}");
+    assert_eq!(info("used_cpu_sys"), "0.000000", "{out}");
 }

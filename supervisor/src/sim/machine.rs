@@ -22,6 +22,38 @@ pub const PROCESS_VSIZE: u64 = 256 << 20;
 /// Page size (for rss in pages).
 pub const PAGE_SIZE: u64 = 4096;
 
+/// The kernel every simulated machine runs (`uname`, `/proc/version`,
+/// `/proc/sys/kernel/osrelease`): the host's would make a seed pinned on one
+/// machine replay differently on another (servers print it, e.g. redis's
+/// INFO). A real release number, so version checks take their usual path.
+pub const KERNEL_RELEASE: &str = "6.1.0-faultline";
+/// The kernel's build string (`uname -v`).
+pub const KERNEL_VERSION: &str = "#1 SMP PREEMPT_DYNAMIC faultline";
+
+/// The `struct utsname` of host `node_name`: six 65-byte NUL-padded fields
+/// (sysname, nodename, release, version, machine, domainname).
+pub fn utsname(node_name: &str) -> [u8; 6 * 65] {
+    let mut out = [0u8; 6 * 65];
+    let fields = [
+        "Linux",
+        node_name,
+        KERNEL_RELEASE,
+        KERNEL_VERSION,
+        "x86_64",
+        "(none)",
+    ];
+    for (i, field) in fields.iter().enumerate() {
+        let n = field.len().min(64);
+        out[i * 65..i * 65 + n].copy_from_slice(&field.as_bytes()[..n]);
+    }
+    out
+}
+
+/// `/proc/version`.
+pub fn proc_version() -> String {
+    format!("Linux version {KERNEL_RELEASE} (faultline) {KERNEL_VERSION}\n")
+}
+
 /// The state of one simulated host at the moment a file is read.
 #[derive(Debug, Clone)]
 pub struct HostView {
@@ -184,6 +216,19 @@ pub fn cpu_list(cpus: u32) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn utsname_fields_are_nul_padded_at_65_bytes() {
+        let u = super::utsname("n1");
+        let field = |i: usize| {
+            let f = &u[i * 65..(i + 1) * 65];
+            String::from_utf8(f[..f.iter().position(|&b| b == 0).unwrap()].to_vec()).unwrap()
+        };
+        assert_eq!(field(0), "Linux");
+        assert_eq!(field(1), "n1");
+        assert_eq!(field(2), super::KERNEL_RELEASE);
+        assert_eq!(field(4), "x86_64");
+    }
+
     use super::*;
 
     fn host() -> HostView {

@@ -174,17 +174,4 @@ impl Supervisor {
         self.data_rng.fill_bytes(&mut buf);
         tracee::Process(pid).write_mem(addr, &buf)
     }
-
-    /// uname succeeded: replace the host's name in the `struct utsname` at
-    /// `addr` with the simulated host's (six 65-byte fields; nodename is the
-    /// second).
-    pub(crate) fn uname_answered(&mut self, pid: i32, addr: u64) {
-        let mut field = [0u8; 65];
-        let host = self.procs.get(&pid).map(|p| p.host).unwrap_or_default();
-        let host_name = self.net.net.host_name(host).to_string();
-        let name = host_name.as_bytes();
-        let n = name.len().min(64);
-        field[..n].copy_from_slice(&name[..n]);
-        let _ = tracee::Process(pid).write_mem(addr + 65, &field);
-    }
 }
