@@ -130,3 +130,39 @@ per_linkage!(
     Program::c("deadlock"),
     deadlock_is_reported_not_hung
 );
+
+/// A Python asyncio program whose thread pool finishes work out of order and
+/// shuts down at exit: its workers' exits (the kernel's clear-child-tid store
+/// and wake, here on faultline's futex) are ordered events, so the same seed
+/// gives the same run; the order the workers finish follows the seed.
+const ASYNCIO_POOL: &str = r#"
+import asyncio, concurrent.futures, threading, time
+
+done = []
+def work(i):
+    time.sleep(0.01 * (i % 3))
+    done.append(i)
+    return threading.get_ident() != 0
+
+async def main():
+    loop = asyncio.get_running_loop()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        ok = await asyncio.gather(*[loop.run_in_executor(pool, work, i) for i in range(40)])
+    print("all", all(ok))
+    print("order", " ".join(map(str, done)))
+
+asyncio.run(main())
+"#;
+
+#[test]
+fn python_asyncio_thread_pool_exits_the_same_way_every_run() {
+    let dir = faultline_e2e::paths::scratch_dir("asyncio-pool");
+    let script = dir.join("pool.py");
+    std::fs::write(&script, ASYNCIO_POOL).unwrap();
+    let exec = Exec::new("python3").arg(&script);
+    let run = run_twice(&exec.clone().seed(3));
+    run.expect_success();
+    assert_eq!(value::<String>(run.out(), "all"), "True", "\n{run}");
+    assert_eq!(words(run.out(), "order").len(), 40, "\n{run}");
+    assert_seeds_vary(&exec, |out| words(out, "order").join(" "));
+}
