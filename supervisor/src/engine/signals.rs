@@ -15,7 +15,10 @@ impl Supervisor {
             let _ = tracee::cont(tid, 0);
             return StepEnd::Running;
         }
-        if sig == libc::SIGSTOP && self.watchdog.take_preemption(tid) {
+        let preemption = (sig == libc::SIGSTOP)
+            .then(|| self.watchdog.take_preemption(tid))
+            .flatten();
+        if let Some(preemption) = preemption {
             self.preemptions += 1;
             self.forget_spin_reads(pid);
             self.hold_signals(vtid, tid);
@@ -29,9 +32,17 @@ impl Supervisor {
             self.record(vtid, "preempted", &[], "watchdog");
             let rip = tracee::get_regs(tid).map_or(0, |r| r.rip);
             let p = &self.procs[&pid];
+            let how = if preemption.cpu >= self.cfg.spin_limit {
+                "a spin loop?"
+            } else {
+                "blocked in the kernel, or starved of CPU by a loaded machine?"
+            };
             let msg = format!(
-                "the watchdog preempted thread {vtid} (process {} {:?}) at rip {rip:#x}: it used {:?} of CPU (or three times that of wall time, blocked) without a trapped syscall (a spin loop? `addr2line -f -e PROGRAM {rip:#x}` names the function)",
-                p.vpid, p.name, self.cfg.spin_limit
+                "the watchdog preempted thread {vtid} (process {} {:?}) at rip {rip:#x}: its process used {:.3}s of CPU in {:.3}s of wall time without a trapped syscall ({how} `addr2line -f -e PROGRAM {rip:#x}` names the function)",
+                p.vpid,
+                p.name,
+                preemption.cpu.as_secs_f64(),
+                preemption.wall.as_secs_f64(),
             );
             self.report_once(super::diagnostics::DiagKind::Preemption, msg);
             self.threads.get_mut(&vtid).expect("thread").state =

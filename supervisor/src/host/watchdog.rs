@@ -24,8 +24,21 @@ pub struct Watchdog {
     epoch: AtomicU64,
     running_pid: AtomicI32,
     running_tid: AtomicI32,
-    pending: Mutex<Vec<i32>>,
+    pending: Mutex<Vec<Preemption>>,
     stop: AtomicI32,
+}
+
+/// One SIGSTOP the watchdog sent, with what it measured: the report says
+/// whether the thread spun (CPU used) or sat blocked in the kernel (wall
+/// time with little CPU), which point at different causes.
+#[derive(Debug, Clone, Copy)]
+pub struct Preemption {
+    /// The stopped thread.
+    pub tid: i32,
+    /// CPU time its process used since the thread was resumed.
+    pub cpu: Duration,
+    /// Wall time since the thread was resumed (to the watchdog's tick).
+    pub wall: Duration,
 }
 
 /// CPU time used so far by all threads of process `pid`.
@@ -87,7 +100,11 @@ impl Watchdog {
                 // no SIGSTOP any more.
                 let mut pending = self.pending.lock().expect("watchdog lock");
                 if self.epoch.load(Ordering::Acquire) == epoch {
-                    pending.push(tid);
+                    pending.push(Preemption {
+                        tid,
+                        cpu: spun,
+                        wall: quiet,
+                    });
                     unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, libc::SIGSTOP) };
                 }
                 drop(pending);
@@ -112,20 +129,16 @@ impl Watchdog {
         let mut pending = self.pending.lock().expect("watchdog lock");
         let tid = self.running_tid.swap(0, Ordering::AcqRel);
         self.epoch.fetch_add(1, Ordering::AcqRel);
-        let i = pending.iter().position(|&t| t == tid)?;
-        Some(pending.swap_remove(i))
+        let i = pending.iter().position(|p| p.tid == tid)?;
+        Some(pending.swap_remove(i).tid)
     }
 
-    /// True (once) if a SIGSTOP seen on `tid` was sent by the watchdog.
-    pub fn take_preemption(&self, tid: i32) -> bool {
+    /// The preemption (once) if a SIGSTOP seen on `tid` was sent by the
+    /// watchdog.
+    pub fn take_preemption(&self, tid: i32) -> Option<Preemption> {
         let mut p = self.pending.lock().expect("watchdog lock");
-        match p.iter().position(|&t| t == tid) {
-            Some(i) => {
-                p.swap_remove(i);
-                true
-            }
-            None => false,
-        }
+        let i = p.iter().position(|p| p.tid == tid)?;
+        Some(p.swap_remove(i))
     }
 
     /// Ends the watchdog thread.
