@@ -127,3 +127,32 @@ fn crypto_rand_follows_seed() {
     assert_eq!(value::<String>(run.out(), "crypto").len(), 32, "\n{run}");
     assert_seeds_all_differ(&exec, |out| value(out, "crypto"));
 }
+
+/// The Go runtime's yield (runtime.gosched_m, found in the program's
+/// pclntab) is a scheduling point: the trace shows each call as a `yield`
+/// event, at the same points on every run; `--no-go-yields` turns it off.
+#[test]
+fn go_runtime_yields_are_scheduling_points() {
+    let dir = faultline_e2e::paths::scratch_dir("go-yields");
+    let exec = Exec::program(Program::go("goroutines")).seed(31);
+    let yields = |flags: &[&str], name: &str| {
+        let path = dir.join(name);
+        let run = flags
+            .iter()
+            .fold(exec.clone(), |e, f| e.flag(f))
+            .trace(&path)
+            .run();
+        run.expect_success();
+        let events =
+            faultline_e2e::trace::read_trace(&path).unwrap_or_else(|e| panic!("{e}\n{run}"));
+        let n = events.iter().filter(|e| e.call == "yield").count();
+        (n, std::fs::read(&path).unwrap())
+    };
+    let (first, trace_a) = yields(&[], "a.jsonl");
+    let (second, trace_b) = yields(&[], "b.jsonl");
+    assert!(first > 0, "no yield events in the trace");
+    assert_eq!(first, second);
+    assert!(trace_a == trace_b, "same seed, different traces");
+    let (off, _) = yields(&["--no-go-yields"], "off.jsonl");
+    assert_eq!(off, 0, "--no-go-yields still made yields scheduling points");
+}

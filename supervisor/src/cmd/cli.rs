@@ -279,6 +279,14 @@ pub struct SimArgs {
     #[arg(long)]
     pub no_vdso: bool,
 
+    /// Do not make the Go runtime's yield (runtime.gosched_m, reached by
+    /// runtime.Gosched) a scheduling point. By default every Go program gets
+    /// a breakpoint there, so a loop that yields while it waits for another
+    /// thread gives way at the same instruction on every run instead of
+    /// spinning until the watchdog preempts it; this flag is for comparing.
+    #[arg(long)]
+    pub no_go_yields: bool,
+
     /// Load faultline's LD_PRELOAD library into dynamically linked programs:
     /// their socket reads and writes (read, write, recv, send, recvfrom,
     /// sendto) and sleeps then reach the supervisor over shared memory

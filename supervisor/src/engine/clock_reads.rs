@@ -86,6 +86,7 @@ impl Supervisor {
         if !self.procs.values().any(|p| p.mm == mm) {
             self.vdso_pages.remove(&mm);
             self.clock_reads.remove(&mm);
+            self.go_yields.forget(mm);
         }
     }
 

@@ -137,6 +137,7 @@ impl Supervisor {
             let parent_mm = self.procs[&parent].mm;
             if parent_mm != mm {
                 self.inherit_clock_state(parent_mm, mm);
+                self.go_yields.inherit(parent_mm, mm);
             }
         }
         let vpid = self.next_vpid;
@@ -192,6 +193,7 @@ impl Supervisor {
                 channel_wait: None,
                 channel_slot: None,
                 held_mask: None,
+                step_over: None,
             },
         );
         self.by_tid.insert(tid, vtid);
@@ -414,10 +416,11 @@ impl Supervisor {
         let mm = self.new_mm();
         let rsp = tracee::get_regs(pid).map(|r| r.rsp).unwrap_or(0);
         let mut install = |base: u64| self.install_vdso(pid, mm, base);
-        let (name, interp_base) =
-            crate::host::auxv::rewrite(pid, rsp, random, &mut install).unwrap_or_default();
+        let image = crate::host::auxv::rewrite(pid, rsp, random, &mut install).unwrap_or_default();
+        let name = image.name;
         self.forget_closed_on_exec(pid);
-        let interp = crate::host::auxv::mapping_of_file_at(pid, interp_base);
+        self.arm_go_yields(pid, mm, image.entry);
+        let interp = crate::host::auxv::mapping_of_file_at(pid, image.interp_base);
         let p = self.procs.get_mut(&pid).expect("exec'ing process");
         p.interp = interp;
         let old_mm = std::mem::replace(&mut p.mm, mm);

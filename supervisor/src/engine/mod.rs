@@ -8,6 +8,7 @@ pub mod clock_reads;
 pub mod diagnostics;
 pub mod fault_log;
 mod faults;
+mod go_yields;
 mod lifecycle;
 mod net_disk_faults;
 mod pause;
@@ -66,6 +67,8 @@ pub struct Config {
     pub signals_at: Vec<(u64, i32)>,
     /// Put faultline's vDSO in every process, so clock reads need no stop.
     pub vdso: bool,
+    /// Make the Go runtime's yield a scheduling point in Go programs.
+    pub go_yields: bool,
     /// Every N-th clock read of an address space is a scheduling point that
     /// charges `step_cost_ns` for each of the N; the others are answered in
     /// place.
@@ -203,6 +206,11 @@ pub struct Supervisor {
     /// Clock reads since the last scheduling one, per address space without
     /// the vDSO (the vDSO counts in its page).
     pub(crate) clock_reads: HashMap<u32, u32>,
+    /// Breakpoints on the Go runtime's yield, per address space.
+    go_yields: go_yields::GoYields,
+    /// A wait status collected out of turn (a death during a breakpoint
+    /// step), handed out by the next wait.
+    early_status: Option<(i32, i32)>,
 }
 
 /// A program faultline launched (a node of a scenario, or `exec`'s program).
@@ -321,6 +329,8 @@ impl Supervisor {
             crashing: false,
             vdso_pages: HashMap::new(),
             clock_reads: HashMap::new(),
+            go_yields: go_yields::GoYields::default(),
+            early_status: None,
         }
     }
 

@@ -30,7 +30,9 @@ impl Supervisor {
                 .collect();
             self.sched.preempted(vtid, owed);
             self.record(vtid, "preempted", &[], "watchdog");
-            let rip = tracee::get_regs(tid).map_or(0, |r| r.rip);
+            let regs = tracee::get_regs(tid).ok();
+            let rip = regs.map_or(0, |r| r.rip);
+            let frames = regs.map_or_else(Vec::new, |r| frame_chain(pid, r.rbp));
             let p = &self.procs[&pid];
             let how = if preemption.cpu >= self.cfg.spin_limit {
                 "a spin loop?"
@@ -38,9 +40,13 @@ impl Supervisor {
                 "blocked in the kernel, or starved of CPU by a loaded machine?"
             };
             let msg = format!(
-                "the watchdog preempted thread {vtid} (process {} {:?}) at rip {rip:#x}: its process used {:.3}s of CPU in {:.3}s of wall time without a trapped syscall ({how} `addr2line -f -e PROGRAM {rip:#x}` names the function)",
+                "the watchdog preempted thread {vtid} (process {} {:?}) at rip {rip:#x}{}: its process used {:.3}s of CPU in {:.3}s of wall time without a trapped syscall ({how} `addr2line -f -e PROGRAM {rip:#x}` names the function)",
                 p.vpid,
                 p.name,
+                frames
+                    .iter()
+                    .map(|f| format!(" < {f:#x}"))
+                    .collect::<String>(),
                 preemption.cpu.as_secs_f64(),
                 preemption.wall.as_secs_f64(),
             );
@@ -48,6 +54,11 @@ impl Supervisor {
             self.threads.get_mut(&vtid).expect("thread").state =
                 ThreadState::Ready(Resume::Continue);
             return StepEnd::Done;
+        }
+        if sig == libc::SIGTRAP {
+            if let Some(end) = self.on_go_yield(vtid, tid, pid) {
+                return end;
+            }
         }
         if sig == libc::SIGSEGV {
             if let Some(end) = self.emulate_rdtsc(vtid, tid, pid) {
@@ -170,4 +181,24 @@ pub fn signal_name(sig: i32) -> String {
         _ => return format!("signal {sig}"),
     };
     name.to_string()
+}
+
+/// Return addresses of up to 6 callers, from the frame-pointer chain that
+/// starts at `rbp` (Go keeps one; C built with frame pointers too): where a
+/// preempted spin loop was called from. Stops at the first unreadable or
+/// implausible link.
+fn frame_chain(pid: i32, mut rbp: u64) -> Vec<u64> {
+    let mut frames = Vec::new();
+    while frames.len() < 6 && rbp != 0 && rbp.is_multiple_of(8) {
+        let mem = tracee::Process(pid);
+        let (Ok(next), Ok(ret)) = (mem.read_val::<u64>(rbp), mem.read_val::<u64>(rbp + 8)) else {
+            break;
+        };
+        if ret == 0 || next <= rbp {
+            break;
+        }
+        frames.push(ret);
+        rbp = next;
+    }
+    frames
 }

@@ -24,10 +24,14 @@ impl Supervisor {
         if !th.started {
             self.wait_initial_stop(vtid)?;
         }
-        let th = &self.threads[&vtid];
+        let th = self.threads.get_mut(&vtid).expect("picked thread");
         let (tid, pid, mut regs) = (th.tid, th.pid, th.regs);
+        let arrived = th
+            .step_over
+            .take()
+            .and_then(|addr| self.step_over_yield(tid, pid, addr));
         match resume {
-            Resume::Continue | Resume::Pass => self.go(pid, tid, 0, false),
+            Resume::Continue | Resume::Pass => self.go(pid, tid, arrived.unwrap_or(0), false),
             Resume::Signal(sig) => self.go(pid, tid, sig, false),
             Resume::Return(v) => {
                 regs.orig_rax = u64::MAX;
@@ -84,6 +88,9 @@ impl Supervisor {
 
     /// waitpid(-1) for any traced thread; counts the stop.
     pub(crate) fn wait_any(&mut self) -> std::io::Result<(i32, i32)> {
+        if let Some(early) = self.early_status.take() {
+            return Ok(early);
+        }
         loop {
             let mut status = 0;
             let r = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };

@@ -11,20 +11,31 @@ use crate::host::tracee::Memory;
 const AT_NULL: u64 = 0;
 const AT_IGNORE: u64 = 1;
 const AT_BASE: u64 = 7;
+const AT_ENTRY: u64 = 9;
 const AT_RANDOM: u64 = 25;
 const AT_SYSINFO_EHDR: u64 = 33;
+
+/// What the auxv of a fresh image tells about it.
+#[derive(Debug, Default)]
+pub struct Image {
+    /// The program name (argv[0]) for reports.
+    pub name: String,
+    /// Where the dynamic loader is mapped (AT_BASE; 0 for a static program).
+    pub interp_base: u64,
+    /// The program's entry point as loaded (AT_ENTRY): with the ELF entry,
+    /// where a position-independent executable was put.
+    pub entry: u64,
+}
 
 /// Rewrites the auxv of `pid`, whose initial stack pointer is `rsp`.
 /// `install_vdso` is given the kernel vDSO's address and returns true if it
 /// put faultline's image there; otherwise the entry is hidden.
-/// Returns the program name (argv[0]) for reports, and where the dynamic
-/// loader is mapped (AT_BASE; 0 for a static program).
 pub fn rewrite(
     pid: i32,
     rsp: u64,
     random: [u8; 16],
     install_vdso: &mut dyn FnMut(u64) -> bool,
-) -> io::Result<(String, u64)> {
+) -> io::Result<Image> {
     let word = |addr: u64| tracee::Process(pid).read_val::<u64>(addr);
     let argc = word(rsp)?;
     let argv0 = word(rsp + 8)?;
@@ -39,12 +50,16 @@ pub fn rewrite(
         p += 8;
     }
     p += 8;
-    let mut base = 0;
+    let mut image = Image {
+        name,
+        ..Image::default()
+    };
     loop {
         let key = word(p)?;
         match key {
             AT_NULL => break,
-            AT_BASE => base = word(p + 8)?,
+            AT_BASE => image.interp_base = word(p + 8)?,
+            AT_ENTRY => image.entry = word(p + 8)?,
             AT_SYSINFO_EHDR if !install_vdso(word(p + 8)?) => {
                 tracee::Process(pid).write_val(p, &AT_IGNORE)?;
             }
@@ -56,7 +71,7 @@ pub fn rewrite(
         }
         p += 16;
     }
-    Ok((name, base))
+    Ok(image)
 }
 
 /// The range covered by every mapping of the file mapped at `start` in

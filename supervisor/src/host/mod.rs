@@ -1,7 +1,8 @@
-//! The host side of supervision: ptrace and process memory, launching a tracee, its seccomp filter, auxv and vDSO, descriptor probes and the watchdog. Nothing here knows the simulation.
+//! The host side of supervision: ptrace and process memory, launching a tracee, its seccomp filter, auxv and vDSO, Go function lookup, descriptor probes and the watchdog. Nothing here knows the simulation.
 
 pub mod auxv;
 pub mod fdprobe;
+pub mod gosym;
 pub mod interrupt;
 pub mod launch;
 pub mod seccomp;

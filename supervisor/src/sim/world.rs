@@ -279,6 +279,9 @@ pub struct Thread {
     /// at a system call every signal stays blocked, so that none is
     /// delivered at the instruction wall time happened to stop it at.
     pub held_mask: Option<u64>,
+    /// Stopped on a Go yield breakpoint at this address: the instruction
+    /// under it runs (single-stepped) before the thread goes on.
+    pub step_over: Option<u64>,
 }
 
 /// One traced process (thread group).
