@@ -15,6 +15,7 @@ pub mod browser;
 pub mod checks;
 pub mod console;
 pub mod exec;
+pub mod fault_log;
 pub mod kv;
 pub mod output;
 pub mod paths;

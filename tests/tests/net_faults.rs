@@ -1,0 +1,136 @@
+//! The network fault kinds (`link` delay and loss, `reset`), each with a
+//! small request/response program whose bug only that fault exposes: the
+//! same scenario without the fault passes. Every run is made twice and must
+//! give the same verdicts and trace hashes.
+
+use faultline_e2e::checks::run_scenario_twice;
+use faultline_e2e::paths::scratch_dir;
+use faultline_e2e::{NodeOutcome, Program, ScenarioFile, ScenarioRun};
+
+const SEED: u64 = 0x11e7;
+
+/// An `rpc` server and a client sending 40 pings over `proto` (tcp or udp),
+/// each waiting `timeout_ms` for its answer, plus `faults`.
+fn rpc_scenario(
+    dir_name: &str,
+    proto: &str,
+    timeout_ms: u32,
+    client_flag: &str,
+    faults: &str,
+) -> ScenarioRun {
+    let dir = scratch_dir(dir_name);
+    let rpc = Program::c("rpc").path();
+    let flag = if client_flag.is_empty() {
+        String::new()
+    } else {
+        format!(", \"{client_flag}\"")
+    };
+    let text = format!(
+        r#"name = "rpc"
+duration = "4s"
+
+[[node]]
+name = "server"
+command = ["{rpc}", "server", "7200", "{proto}"]
+
+[[node]]
+name = "client"
+command = ["{rpc}", "client", "server", "7200", "{proto}", "{timeout_ms}", "40"{flag}]
+{faults}"#,
+        rpc = rpc.display(),
+    );
+    let file = ScenarioFile::raw(&dir, "rpc.toml", &text);
+    run_scenario_twice(&file.runner().seed(SEED))
+}
+
+/// The client failed with `what` (TIMEOUT or RESET) on its stderr.
+#[track_caller]
+fn assert_client_failed(run: &ScenarioRun, what: &str) {
+    run.expect_code(1);
+    assert_eq!(
+        run.report().node("client"),
+        Some(&NodeOutcome::Exit(1)),
+        "\n{run}"
+    );
+    let err = run.node_stderr(SEED, "client");
+    assert!(err.starts_with(what), "client stderr: {err:?}\n{run}");
+}
+
+/// The client got all its answers.
+#[track_caller]
+fn assert_client_done(run: &ScenarioRun, reconnects: u32) {
+    run.expect_pass();
+    assert_eq!(
+        run.node_stdout(SEED, "client"),
+        format!("client: 40 pongs, {reconnects} reconnect(s)\n"),
+        "\n{run}"
+    );
+}
+
+const SLOW_LINK: &str = r#"
+[[fault]]
+kind = "link"
+between = ["client"]
+and = ["server"]
+at = "500ms"
+until = "1500ms"
+delay_min = "100ms"
+delay_max = "200ms"
+"#;
+
+/// A 50 ms timeout is ample on the default 1-5 ms links; a `link` fault
+/// that slows the client's link to 100-200 ms exposes it. The fault log
+/// names the window's start and end.
+#[test]
+fn link_delay_exposes_a_too_short_timeout() {
+    let run = rpc_scenario("net-link-delay", "tcp", 50, "", SLOW_LINK);
+    assert_client_failed(&run, "TIMEOUT");
+    let link = run.faults_of(SEED, "link");
+    assert_eq!(link.len(), 1, "{link:?}\n{run}");
+    assert_eq!(link[0].t, 500_000_000);
+    assert_eq!(link[0].node, "client <-> server");
+    assert_eq!(link[0].detail, "delay 100.000-200.000ms, loss 0");
+    assert_client_done(&rpc_scenario("net-link-none", "tcp", 50, "", ""), 0);
+}
+
+const LOSSY_LINK: &str = r#"
+[[fault]]
+kind = "link"
+between = ["client"]
+at = "500ms"
+loss = 0.5
+"#;
+
+/// A UDP client that never resends: half its datagrams lost from 500 ms
+/// on, a ping (or its pong) goes missing and the client times out. Without
+/// the fault every ping is answered.
+#[test]
+fn link_loss_exposes_a_udp_client_without_retries() {
+    let run = rpc_scenario("net-link-loss", "udp", 100, "", LOSSY_LINK);
+    assert_client_failed(&run, "TIMEOUT");
+    assert_client_done(&rpc_scenario("net-link-loss-none", "udp", 100, "", ""), 0);
+}
+
+const RESET: &str = r#"
+[[fault]]
+kind = "reset"
+between = ["server"]
+at = "1s"
+"#;
+
+/// A `reset` breaks the client's connection (ECONNRESET): a client that
+/// does not handle it fails, one that reconnects carries on, and without
+/// the fault neither reconnects.
+#[test]
+fn reset_exposes_a_client_that_does_not_reconnect() {
+    let run = rpc_scenario("net-reset", "tcp", 1000, "", RESET);
+    assert_client_failed(&run, "RESET");
+    let reset = run.faults_of(SEED, "reset");
+    assert_eq!(reset.len(), 1, "{reset:?}\n{run}");
+    assert_eq!(reset[0].detail, "1 connection(s) reset", "{reset:?}");
+    assert_client_done(
+        &rpc_scenario("net-reset-reconnect", "tcp", 1000, "reconnect", RESET),
+        1,
+    );
+    assert_client_done(&rpc_scenario("net-reset-none", "tcp", 1000, "", ""), 0);
+}
