@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::plan::{FaultSpec, Groups, LinkFault, Outage};
+use super::plan::{FaultSpec, Groups, Outage};
 use super::{Ctx, ScenarioError};
 
 /// A `[[fault]]` entry as written in the file.
@@ -38,6 +38,7 @@ pub(super) struct Fault {
     delay_min: Option<Spanned<String>>,
     delay_max: Option<Spanned<String>>,
     loss: Option<Spanned<f64>>,
+    duplicate: Option<Spanned<f64>>,
     path: Option<Spanned<String>>,
     bytes: Option<Spanned<u32>>,
 }
@@ -55,7 +56,7 @@ impl Fault {
     fn set_fields(&self) -> Vec<(&'static str, Range<usize>)> {
         present!(self; at, until, isolate, from, one_way, node, down, every, min_down,
             max_down, max_down_nodes, nodes, probability, errno, dir, by, max_by, ppm,
-            between, and, delay_min, delay_max, loss, path, bytes)
+            between, and, delay_min, delay_max, loss, duplicate, path, bytes)
     }
 }
 
@@ -320,25 +321,26 @@ impl Entry<'_, '_> {
                 "delay_min",
                 "delay_max",
                 "loss",
+                "duplicate",
             ],
         )?;
         let at = self.need_duration("at", &self.f.at)?;
         let defaults = vnet::LinkParams::default();
-        let params = LinkFault {
+        let loss = self.f.loss.as_ref().map_or(0.0, |l| *l.get_ref());
+        // `loss` loses datagrams, and transmissions of TCP segments, which
+        // are sent again later: the stream sees delay, never a gap.
+        let params = vnet::LinkParams {
             delay_min: self
                 .duration("delay_min", &self.f.delay_min)?
                 .unwrap_or(defaults.delay_min),
             delay_max: self
                 .duration("delay_max", &self.f.delay_max)?
                 .unwrap_or(defaults.delay_max),
-            loss: self.f.loss.as_ref().map_or(0.0, |l| *l.get_ref()),
+            loss,
+            duplicate: self.f.duplicate.as_ref().map_or(0.0, |d| *d.get_ref()),
+            stream_loss: loss,
         };
-        let check = vnet::LinkParams {
-            delay_min: params.delay_min,
-            delay_max: params.delay_max,
-            loss: params.loss,
-        };
-        check
+        params
             .validate()
             .map_err(|e| self.err(self.f.kind.span(), format!("a \"link\" fault: {e}")))?;
         Ok(FaultSpec::Link {

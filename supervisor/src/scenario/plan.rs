@@ -56,17 +56,6 @@ pub struct Groups {
     pub and: Option<Vec<String>>,
 }
 
-/// A link's conditions during a `link` fault.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LinkFault {
-    /// Shortest delay (ns).
-    pub delay_min: u64,
-    /// Longest delay (ns).
-    pub delay_max: u64,
-    /// Chance a datagram is lost.
-    pub loss: f64,
-}
-
 /// The `[faults]` section: rules over all entries.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PlanRules {
@@ -201,7 +190,7 @@ pub enum FaultSpec {
         /// End, if any.
         until: Option<u64>,
         /// The conditions.
-        params: LinkFault,
+        params: vnet::LinkParams,
     },
     /// Every TCP connection between the groups is reset at `at`.
     Reset {
@@ -267,7 +256,7 @@ pub enum FaultEvent {
     /// The node's clocks run at this ppm from now on (0: true rate).
     ClockDrift(String, i64),
     /// The links between the groups get these conditions.
-    Link(Groups, LinkFault),
+    Link(Groups, vnet::LinkParams),
     /// The links between the groups return to the scenario's `[net]`.
     LinkNormal(Groups),
     /// Reset every TCP connection between the groups.
