@@ -27,7 +27,7 @@ fn rpc_scenario(
     };
     let text = format!(
         r#"name = "rpc"
-duration = "4s"
+duration = "20s"
 
 [[node]]
 name = "server"
@@ -133,4 +133,45 @@ fn reset_exposes_a_client_that_does_not_reconnect() {
         1,
     );
     assert_client_done(&rpc_scenario("net-reset-none", "tcp", 1000, "", ""), 0);
+}
+
+const LOSSY_TCP: &str = r#"
+[[fault]]
+kind = "link"
+between = ["client"]
+at = "500ms"
+loss = 0.3
+"#;
+
+/// Over TCP a lossy link loses transmissions, not bytes: each lost one is
+/// resent after a retransmission timeout (200 ms, doubling). A patient
+/// client gets every answer, in order and without a reset; one with a
+/// 100 ms timeout gives up on a resent segment.
+#[test]
+fn link_loss_over_tcp_delays_but_never_loses() {
+    assert_client_done(&rpc_scenario("net-tcp-loss", "tcp", 5000, "", LOSSY_TCP), 0);
+    let run = rpc_scenario("net-tcp-loss-short", "tcp", 100, "", LOSSY_TCP);
+    assert_client_failed(&run, "TIMEOUT");
+}
+
+const DUPLICATING_LINK: &str = r#"
+[[fault]]
+kind = "link"
+between = ["client"]
+at = "500ms"
+duplicate = 0.5
+"#;
+
+/// `duplicate`: datagrams arrive twice. A UDP client that takes the next
+/// datagram as the answer to its latest ping reads a copy of an old pong.
+/// Without the fault (see the loss test) every answer is the right one.
+#[test]
+fn link_duplicate_exposes_a_udp_client_trusting_every_datagram() {
+    let run = rpc_scenario("net-dup", "udp", 100, "", DUPLICATING_LINK);
+    assert_client_failed(&run, "STALE: ping ");
+    let link = run.faults_of(SEED, "link");
+    assert_eq!(
+        link[0].detail, "delay 1.000-5.000ms, loss 0, datagrams duplicated 0.5",
+        "{link:?}"
+    );
 }
