@@ -121,3 +121,81 @@ fn corrupt_exposes_a_reader_without_checksums() {
 
     records_scenario("disk-rot-none", &["rot", "100", "plain"], "", 1).expect_pass();
 }
+
+/// What survived of 20 unsynced two-sector records when the writer's node
+/// crashed, per seed of 8, with `[disk] unsynced = model` (None: the key
+/// left out): one character per record (1 intact, t torn, 0 lost).
+fn survivors(model: Option<&str>) -> Vec<String> {
+    let disk = model.map_or(String::new(), |m| {
+        format!("\n[disk]\nunsynced = \"{m}\"\n")
+    });
+    let crash = "\n[[fault]]\nkind = \"crash\"\nat = \"500ms\"\nnode = \"w\"\ndown = \"100ms\"\n";
+    let label = format!("disk-unsynced-{}", model.unwrap_or("default"));
+    let run = records_scenario(&label, &["crashy", "20"], &format!("{crash}{disk}"), 8);
+    run.expect_pass();
+    run.reports()
+        .iter()
+        .map(|seed| {
+            let out = run.node_stdout(seed.seed, "w");
+            let line = out
+                .lines()
+                .find_map(|l| l.strip_prefix("survived: "))
+                .unwrap_or_else(|| panic!("no survivors line: {out:?}\n{run}"));
+            assert_eq!(line.len(), 20, "{line:?}");
+            line.to_owned()
+        })
+        .collect()
+}
+
+/// Whether `pattern` is some intact records, at most one torn, then lost ones.
+fn is_prefix(pattern: &str, may_tear: bool) -> bool {
+    let rest = pattern.trim_start_matches('1');
+    let rest = match rest.strip_prefix('t') {
+        Some(after) if may_tear => after,
+        _ => rest,
+    };
+    rest.chars().all(|c| c == '0')
+}
+
+/// `[disk] unsynced` chooses what a crash keeps of unsynced writes:
+/// `lose_all` nothing; `prefix` a seeded prefix of whole writes; the
+/// default `prefix_torn` a prefix whose next write may keep its first
+/// sector; `subset` any seeded subset (a later write survives an earlier
+/// lost one). Each seed's outcome is the same on both runs.
+#[test]
+fn unsynced_chooses_what_a_crash_keeps() {
+    assert!(
+        survivors(Some("lose_all"))
+            .iter()
+            .all(|p| p == &"0".repeat(20)),
+        "lose_all kept something"
+    );
+    let prefix = survivors(Some("prefix"));
+    assert!(prefix.iter().all(|p| is_prefix(p, false)), "{prefix:?}");
+    assert!(prefix.iter().any(|p| p.contains('1')), "{prefix:?}");
+    let torn = survivors(Some("prefix_torn"));
+    assert!(torn.iter().all(|p| is_prefix(p, true)), "{torn:?}");
+    assert!(torn.iter().any(|p| p.contains('t')), "no write tore: {torn:?}");
+    assert_eq!(survivors(None), torn, "prefix_torn is the default");
+    let subset = survivors(Some("subset"));
+    assert!(subset.iter().all(|p| !p.contains('t')), "{subset:?}");
+    assert!(
+        subset.iter().any(|p| p.contains("01")),
+        "no later write survived an earlier lost one: {subset:?}"
+    );
+}
+
+/// An unknown `[disk] unsynced` value is an error naming the choices.
+#[test]
+fn an_unknown_unsynced_model_is_an_error() {
+    let dir = scratch_dir("disk-unsynced-bad");
+    let text = "name = \"bad\"\nduration = \"1s\"\n\n[[node]]\nname = \"a\"\ncommand = [\"true\"]\n\n[disk]\nunsynced = \"some\"\n";
+    let run = ScenarioFile::raw(&dir, "bad.toml", text).runner().run();
+    run.expect_code(2);
+    assert!(
+        run.run.stderr.contains(
+            "bad.toml:9:12: field `disk.unsynced`: \"some\" is not one of \"lose_all\", \"prefix\", \"prefix_torn\", \"subset\""
+        ),
+        "\n{run}"
+    );
+}

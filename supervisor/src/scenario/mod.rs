@@ -3,6 +3,7 @@
 //! line and column, and the field.
 
 pub mod bytes;
+pub mod disk;
 pub mod duration;
 mod faults;
 pub mod invariant;
@@ -37,7 +38,7 @@ struct File {
     #[serde(default)]
     check: CheckSection,
     #[serde(default)]
-    disk: DiskSection,
+    disk: disk::DiskSection,
     #[serde(rename = "pinned", default)]
     pinned: Vec<Pinned>,
     #[serde(rename = "invariant", default)]
@@ -92,13 +93,6 @@ struct FaultsSection {
     swarm: bool,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DiskSection {
-    metadata: Option<Spanned<String>>,
-    size: Option<Spanned<String>>,
-}
-
 /// A node ready to launch.
 #[derive(Debug, Clone)]
 pub struct NodeSpec {
@@ -124,9 +118,6 @@ pub struct NodeSpec {
     pub reboot_on_exit: bool,
 }
 
-/// `[disk] size` when the file does not say.
-pub const DEFAULT_DISK_SIZE: u64 = 10 << 30;
-
 /// A validated scenario.
 #[derive(Debug, Clone)]
 pub struct Scenario {
@@ -148,12 +139,8 @@ pub struct Scenario {
     pub stderr_patterns: Vec<String>,
     /// A checker command run on each seed's artifacts (empty: none).
     pub checker: Vec<String>,
-    /// Whether the disks journal metadata in order (ext4-like) or follow
-    /// POSIX strictly (only a directory's fsync makes its entries durable).
-    pub ordered_metadata: bool,
-    /// The size of every node's simulated disk (`[disk] size`), which
-    /// `statfs` reports with the bytes the node's files hold taken from it.
-    pub disk_size: u64,
+    /// The `[disk]` settings of every node's simulated disk.
+    pub disk: disk::DiskSpec,
     /// Seeds pinned as regressions, with their notes: they run first, every time.
     pub pinned: Vec<(u64, String)>,
     /// Probes run during the seed, each on a host of its own after the nodes'.
@@ -365,29 +352,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             .map(|p| p.to_string())
             .collect()
     });
-    let ordered_metadata = match raw
-        .disk
-        .metadata
-        .as_ref()
-        .map(|m| (m.get_ref().as_str(), m.span()))
-    {
-        None | Some(("posix", _)) => false,
-        Some(("ordered", _)) => true,
-        Some((other, span)) => {
-            return Err(ctx.err(
-                span,
-                format!("field `disk.metadata`: {other:?} is not \"posix\" or \"ordered\""),
-            ));
-        }
-    };
-    let disk_size = match &raw.disk.size {
-        None => DEFAULT_DISK_SIZE,
-        Some(v) => bytes::parse_bytes(v.get_ref())
-            .map_err(|e| ctx.err(v.span(), format!("field `disk.size`: {e}")))?,
-    };
+    let disk = disk::spec(&ctx, &raw.disk)?;
     Ok(Scenario {
-        ordered_metadata,
-        disk_size,
+        disk,
         stderr_patterns,
         checker: raw.check.command.clone().unwrap_or_default(),
         pinned,
