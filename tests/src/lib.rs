@@ -21,6 +21,7 @@ pub mod output;
 pub mod paths;
 pub mod procs;
 pub mod program;
+pub mod rpc;
 pub mod runner;
 pub mod scenario;
 pub mod shards;

@@ -47,7 +47,11 @@ command = [{command}]
 #[track_caller]
 fn assert_writer_failed(run: &ScenarioRun, what: &str) {
     run.expect_code(1);
-    assert_eq!(run.report().node("w"), Some(&NodeOutcome::Exit(1)), "\n{run}");
+    assert_eq!(
+        run.report().node("w"),
+        Some(&NodeOutcome::Exit(1)),
+        "\n{run}"
+    );
     let err = run.node_stderr(SEED, "w");
     assert!(err.starts_with(what), "w stderr: {err:?}\n{run}");
 }
@@ -70,8 +74,16 @@ fn disk_full_exposes_a_writer_ignoring_enospc() {
     assert_writer_failed(&run, "LOST RECORDS: wrote 40, the log holds ");
     // The window opens and closes; every write in it is a write_error.
     let kinds: Vec<String> = run.faults(SEED).into_iter().map(|f| f.kind).collect();
-    assert_eq!(kinds.first().map(String::as_str), Some("disk_full"), "{kinds:?}");
-    assert_eq!(kinds.last().map(String::as_str), Some("disk_space"), "{kinds:?}");
+    assert_eq!(
+        kinds.first().map(String::as_str),
+        Some("disk_full"),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("disk_space"),
+        "{kinds:?}"
+    );
     let errors = &kinds[1..kinds.len() - 1];
     assert!(
         !errors.is_empty() && errors.iter().all(|k| k == "write_error"),
@@ -126,9 +138,7 @@ fn corrupt_exposes_a_reader_without_checksums() {
 /// crashed, per seed of 8, with `[disk] unsynced = model` (None: the key
 /// left out): one character per record (1 intact, t torn, 0 lost).
 fn survivors(model: Option<&str>) -> Vec<String> {
-    let disk = model.map_or(String::new(), |m| {
-        format!("\n[disk]\nunsynced = \"{m}\"\n")
-    });
+    let disk = model.map_or(String::new(), |m| format!("\n[disk]\nunsynced = \"{m}\"\n"));
     let crash = "\n[[fault]]\nkind = \"crash\"\nat = \"500ms\"\nnode = \"w\"\ndown = \"100ms\"\n";
     let label = format!("disk-unsynced-{}", model.unwrap_or("default"));
     let run = records_scenario(&label, &["crashy", "20"], &format!("{crash}{disk}"), 8);
@@ -175,7 +185,10 @@ fn unsynced_chooses_what_a_crash_keeps() {
     assert!(prefix.iter().any(|p| p.contains('1')), "{prefix:?}");
     let torn = survivors(Some("prefix_torn"));
     assert!(torn.iter().all(|p| is_prefix(p, true)), "{torn:?}");
-    assert!(torn.iter().any(|p| p.contains('t')), "no write tore: {torn:?}");
+    assert!(
+        torn.iter().any(|p| p.contains('t')),
+        "no write tore: {torn:?}"
+    );
     assert_eq!(survivors(None), torn, "prefix_torn is the default");
     let subset = survivors(Some("subset"));
     assert!(subset.iter().all(|p| !p.contains('t')), "{subset:?}");

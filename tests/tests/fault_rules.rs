@@ -18,9 +18,8 @@ fn idle_cluster(dir_name: &str, duration: &str, seeds: u32, faults: &str) -> Sce
         .iter()
         .map(|n| format!("[[node]]\nname = \"{n}\"\ncommand = [\"sleep\", \"1000\"]\n\n"))
         .collect();
-    let text = format!(
-        "name = \"rules\"\nduration = \"{duration}\"\nseeds = {seeds}\n\n{nodes}{faults}"
-    );
+    let text =
+        format!("name = \"rules\"\nduration = \"{duration}\"\nseeds = {seeds}\n\n{nodes}{faults}");
     let file = ScenarioFile::raw(&dir, "rules.toml", &text);
     let run = run_scenario_twice(&file.runner().flag("--keep-going"));
     run.expect_pass();
@@ -60,7 +59,11 @@ fn max_down_bounds_the_nodes_down_at_once() {
             .iter()
             .filter(|f| f.kind == "crash" || f.kind == "pause")
             .count();
-        assert!(outages >= 5, "seed {:#x}: few outages: {faults:?}", seed.seed);
+        assert!(
+            outages >= 5,
+            "seed {:#x}: few outages: {faults:?}",
+            seed.seed
+        );
         assert_eq!(most_down_at_once(&faults), 1, "{faults:?}\n{bounded}");
         assert!(
             most_down_at_once(&free.faults(seed.seed)) >= 2,
@@ -135,17 +138,20 @@ quiet = "1s"
             .iter()
             .filter(|f| f.t >= QUIET && starts_a_fault(f))
             .collect();
-        assert!(late.is_empty(), "faults started in the quiet period: {late:?}");
+        assert!(
+            late.is_empty(),
+            "faults started in the quiet period: {late:?}"
+        );
         assert!(
             log.iter().any(|f| f.t < QUIET && f.kind == "clock_jump"),
             "{log:?}"
         );
-        let ends_at_quiet = |kind: &str| {
-            log.iter()
-                .any(|f| f.t == QUIET && f.kind == kind)
-        };
+        let ends_at_quiet = |kind: &str| log.iter().any(|f| f.t == QUIET && f.kind == kind);
         for kind in ["heal", "link_normal", "clock_drift"] {
-            assert!(ends_at_quiet(kind), "no {kind} at the quiet period's start: {log:?}");
+            assert!(
+                ends_at_quiet(kind),
+                "no {kind} at the quiet period's start: {log:?}"
+            );
         }
         // Replaying the log, nothing is down at the end.
         let mut down = BTreeSet::new();

@@ -133,7 +133,10 @@ fn slow_clock_drift_exposes_a_lease_timed_by_the_holder() {
     let drift = run.faults_of(SEED, "clock_drift");
     assert_eq!(drift.len(), 1, "{drift:?}\n{run}");
     assert_eq!(drift[0].t, 1_000_000_000, "{drift:?}");
-    assert_eq!(drift[0].detail, "clocks run slow by 500000 ppm", "{drift:?}");
+    assert_eq!(
+        drift[0].detail, "clocks run slow by 500000 ppm",
+        "{drift:?}"
+    );
 }
 
 /// A per-node `clock_offset` makes the holder's wall clock start behind:

@@ -3,44 +3,27 @@
 //! same scenario without the fault passes. Every run is made twice and must
 //! give the same verdicts and trace hashes.
 
-use faultline_e2e::checks::run_scenario_twice;
-use faultline_e2e::paths::scratch_dir;
-use faultline_e2e::{NodeOutcome, Program, ScenarioFile, ScenarioRun};
+use faultline_e2e::rpc::{self, Client};
+use faultline_e2e::{NodeOutcome, ScenarioRun};
 
 const SEED: u64 = 0x11e7;
 
-/// An `rpc` server and a client sending 40 pings over `proto` (tcp or udp),
-/// each waiting `timeout_ms` for its answer, plus `faults`.
+/// The rpc scenario with a client sending 40 pings over `proto` (tcp or
+/// udp), each waiting `timeout_ms` for its answer, with `flags`, plus `faults`.
 fn rpc_scenario(
     dir_name: &str,
     proto: &str,
     timeout_ms: u32,
-    client_flag: &str,
+    flags: &[&str],
     faults: &str,
 ) -> ScenarioRun {
-    let dir = scratch_dir(dir_name);
-    let rpc = Program::c("rpc").path();
-    let flag = if client_flag.is_empty() {
-        String::new()
-    } else {
-        format!(", \"{client_flag}\"")
+    let client = Client {
+        proto,
+        timeout_ms,
+        count: 40,
+        flags,
     };
-    let text = format!(
-        r#"name = "rpc"
-duration = "20s"
-
-[[node]]
-name = "server"
-command = ["{rpc}", "server", "7200", "{proto}"]
-
-[[node]]
-name = "client"
-command = ["{rpc}", "client", "server", "7200", "{proto}", "{timeout_ms}", "40"{flag}]
-{faults}"#,
-        rpc = rpc.display(),
-    );
-    let file = ScenarioFile::raw(&dir, "rpc.toml", &text);
-    run_scenario_twice(&file.runner().seed(SEED))
+    rpc::rpc_scenario(dir_name, SEED, client, faults)
 }
 
 /// The client failed with `what` (TIMEOUT or RESET) on its stderr.
@@ -83,14 +66,14 @@ delay_max = "200ms"
 /// names the window's start and end.
 #[test]
 fn link_delay_exposes_a_too_short_timeout() {
-    let run = rpc_scenario("net-link-delay", "tcp", 50, "", SLOW_LINK);
+    let run = rpc_scenario("net-link-delay", "tcp", 50, &[], SLOW_LINK);
     assert_client_failed(&run, "TIMEOUT");
     let link = run.faults_of(SEED, "link");
     assert_eq!(link.len(), 1, "{link:?}\n{run}");
     assert_eq!(link[0].t, 500_000_000);
     assert_eq!(link[0].node, "client <-> server");
     assert_eq!(link[0].detail, "delay 100.000-200.000ms, loss 0");
-    assert_client_done(&rpc_scenario("net-link-none", "tcp", 50, "", ""), 0);
+    assert_client_done(&rpc_scenario("net-link-none", "tcp", 50, &[], ""), 0);
 }
 
 const LOSSY_LINK: &str = r#"
@@ -106,9 +89,9 @@ loss = 0.5
 /// the fault every ping is answered.
 #[test]
 fn link_loss_exposes_a_udp_client_without_retries() {
-    let run = rpc_scenario("net-link-loss", "udp", 100, "", LOSSY_LINK);
+    let run = rpc_scenario("net-link-loss", "udp", 100, &[], LOSSY_LINK);
     assert_client_failed(&run, "TIMEOUT");
-    assert_client_done(&rpc_scenario("net-link-loss-none", "udp", 100, "", ""), 0);
+    assert_client_done(&rpc_scenario("net-link-loss-none", "udp", 100, &[], ""), 0);
 }
 
 const RESET: &str = r#"
@@ -123,16 +106,16 @@ at = "1s"
 /// the fault neither reconnects.
 #[test]
 fn reset_exposes_a_client_that_does_not_reconnect() {
-    let run = rpc_scenario("net-reset", "tcp", 1000, "", RESET);
+    let run = rpc_scenario("net-reset", "tcp", 1000, &[], RESET);
     assert_client_failed(&run, "RESET");
     let reset = run.faults_of(SEED, "reset");
     assert_eq!(reset.len(), 1, "{reset:?}\n{run}");
     assert_eq!(reset[0].detail, "1 connection(s) reset", "{reset:?}");
     assert_client_done(
-        &rpc_scenario("net-reset-reconnect", "tcp", 1000, "reconnect", RESET),
+        &rpc_scenario("net-reset-reconnect", "tcp", 1000, &["reconnect"], RESET),
         1,
     );
-    assert_client_done(&rpc_scenario("net-reset-none", "tcp", 1000, "", ""), 0);
+    assert_client_done(&rpc_scenario("net-reset-none", "tcp", 1000, &[], ""), 0);
 }
 
 const LOSSY_TCP: &str = r#"
@@ -149,8 +132,11 @@ loss = 0.3
 /// 100 ms timeout gives up on a resent segment.
 #[test]
 fn link_loss_over_tcp_delays_but_never_loses() {
-    assert_client_done(&rpc_scenario("net-tcp-loss", "tcp", 5000, "", LOSSY_TCP), 0);
-    let run = rpc_scenario("net-tcp-loss-short", "tcp", 100, "", LOSSY_TCP);
+    assert_client_done(
+        &rpc_scenario("net-tcp-loss", "tcp", 5000, &[], LOSSY_TCP),
+        0,
+    );
+    let run = rpc_scenario("net-tcp-loss-short", "tcp", 100, &[], LOSSY_TCP);
     assert_client_failed(&run, "TIMEOUT");
 }
 
@@ -167,7 +153,7 @@ duplicate = 0.5
 /// Without the fault (see the loss test) every answer is the right one.
 #[test]
 fn link_duplicate_exposes_a_udp_client_trusting_every_datagram() {
-    let run = rpc_scenario("net-dup", "udp", 100, "", DUPLICATING_LINK);
+    let run = rpc_scenario("net-dup", "udp", 100, &[], DUPLICATING_LINK);
     assert_client_failed(&run, "STALE: ping ");
     let link = run.faults_of(SEED, "link");
     assert_eq!(

@@ -283,9 +283,14 @@ fn judge(
             let sc = job.sc;
             let failure = checks::node_exits(outcome, dir)
                 .or_else(|| checks::invariants(outcome))
-                .or_else(|| checks::stderr_patterns(outcome, dir, &sc.stderr_patterns))
+                .or_else(|| checks::stderr_patterns(outcome, dir, &sc.check.stderr_patterns))
                 .or_else(|| checks::linearizable(history))
-                .or_else(|| checks::checker(&sc.checker, dir, outcome));
+                .or_else(|| {
+                    let within = sc.check.progress_within?;
+                    let from = sc.duration_ns - sc.rules.quiet?;
+                    crate::report::progress::progress(history, from, within)
+                })
+                .or_else(|| checks::checker(&sc.check.checker, dir, outcome));
             let verdict = if failure.is_some() {
                 Verdict::Fail
             } else {

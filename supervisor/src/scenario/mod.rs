@@ -3,6 +3,7 @@
 //! line and column, and the field.
 
 pub mod bytes;
+pub mod check;
 pub mod disk;
 pub mod duration;
 mod faults;
@@ -36,20 +37,13 @@ struct File {
     #[serde(rename = "faults", default)]
     rules: FaultsSection,
     #[serde(default)]
-    check: CheckSection,
+    check: check::CheckSection,
     #[serde(default)]
     disk: disk::DiskSection,
     #[serde(rename = "pinned", default)]
     pinned: Vec<Pinned>,
     #[serde(rename = "invariant", default)]
     invariants: Vec<RawInvariant>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CheckSection {
-    stderr_patterns: Option<Vec<String>>,
-    command: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -135,10 +129,8 @@ pub struct Scenario {
     pub faults: Vec<FaultSpec>,
     /// The `[faults]` rules over all entries.
     pub rules: PlanRules,
-    /// stderr substrings that fail a seed.
-    pub stderr_patterns: Vec<String>,
-    /// A checker command run on each seed's artifacts (empty: none).
-    pub checker: Vec<String>,
+    /// The `[check]` section: stderr patterns, checker, liveness.
+    pub check: check::CheckSpec,
     /// The `[disk]` settings of every node's simulated disk.
     pub disk: disk::DiskSpec,
     /// Seeds pinned as regressions, with their notes: they run first, every time.
@@ -346,17 +338,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
                 .map_err(|e| ctx.err(p.seed.span(), format!("field `seed` of [[pinned]]: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let stderr_patterns = raw.check.stderr_patterns.clone().unwrap_or_else(|| {
-        crate::report::checks::DEFAULT_STDERR_PATTERNS
-            .iter()
-            .map(|p| p.to_string())
-            .collect()
-    });
+    let check = check::spec(&ctx, &raw.check, rules.quiet)?;
     let disk = disk::spec(&ctx, &raw.disk)?;
     Ok(Scenario {
         disk,
-        stderr_patterns,
-        checker: raw.check.command.clone().unwrap_or_default(),
+        check,
         pinned,
         invariants,
         name: raw.name.into_inner(),
