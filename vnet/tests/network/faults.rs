@@ -184,6 +184,9 @@ fn a_link_losing_every_segment_times_the_stream_out() {
     net.send(c, b"never", now).unwrap();
     let end = settle(&mut net, now);
     let timeout = NetConfig::default().retransmit_timeout;
-    assert!(end >= now + timeout && end <= now + timeout + 5 * MS, "{end}");
+    assert!(
+        end >= now + timeout && end <= now + timeout + 5 * MS,
+        "{end}"
+    );
     assert_eq!(net.send(c, b"x", end), Err(NetError::TimedOut));
 }
