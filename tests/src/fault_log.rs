@@ -46,11 +46,7 @@ pub fn most_down_at_once(faults: &[FaultEntry]) -> usize {
     let mut most = 0;
     for f in faults {
         match f.kind.as_str() {
-            "crash" | "kill" | "pause" => {
-                if !down.contains(&f.node.as_str()) {
-                    down.push(&f.node);
-                }
-            }
+            "crash" | "kill" | "pause" if !down.contains(&f.node.as_str()) => down.push(&f.node),
             "restart" | "resume" => down.retain(|n| *n != f.node),
             _ => {}
         }
