@@ -6,8 +6,9 @@
 use std::collections::BTreeSet;
 
 use faultline_e2e::checks::run_scenario_twice;
+use faultline_e2e::exec::{run_command, DEFAULT_TIMEOUT};
 use faultline_e2e::fault_log::{most_down_at_once, FaultEntry};
-use faultline_e2e::paths::scratch_dir;
+use faultline_e2e::paths::{faultline_bin, scratch_dir};
 use faultline_e2e::{ScenarioFile, ScenarioRun};
 
 /// Three idle nodes, `faults` and `rules` (a `[faults]` section or
@@ -201,4 +202,33 @@ fn swarm_enables_a_seeded_subset_per_seed() {
         subsets.len() > 2,
         "8 seeds enabled only these subsets: {subsets:?}"
     );
+}
+
+/// `faultline run --help` names every fault kind and rule, and the keys
+/// of what a crash keeps, link duplication and liveness.
+#[test]
+fn run_help_documents_the_fault_model_keys() {
+    let mut command = std::process::Command::new(faultline_bin());
+    command.args(["run", "--help"]);
+    let help = run_command(command, DEFAULT_TIMEOUT);
+    help.expect_code(0);
+    for key in [
+        "clock_drift",
+        "\"link\"",
+        "duplicate",
+        "\"reset\"",
+        "\"disk_full\"",
+        "\"corrupt\"",
+        "max_down = 1",
+        "quiet =",
+        "swarm = true",
+        "unsynced = \"prefix_torn\"",
+        "\"prefix\"",
+        "\"subset\"",
+        "\"lose_all\"",
+        "progress_within",
+        "no progress",
+    ] {
+        assert!(help.out().contains(key), "run --help lacks {key:?}\n{help}");
+    }
 }

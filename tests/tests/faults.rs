@@ -230,6 +230,7 @@ fn unused_fault_fields_are_errors() {
         ("kind = \"crash\"\nevery = \"1s\"\nmin_down = \"1ms\"\nmax_down = \"2ms\"\nuntil = \"5s\"", "until"),
         ("kind = \"pause\"\nnode = \"a\"\nat = \"1s\"\ndown = \"1s\"\nby = \"1s\"", "by"),
         ("kind = \"clock_jump\"\nnode = \"a\"\nat = \"1s\"\nby = \"1s\"\ndown = \"1s\"", "down"),
+        ("kind = \"reset\"\nbetween = [\"a\"]\nat = \"1s\"\nduplicate = 0.1", "duplicate"),
     ] {
         let text = format!(
             "name = \"bad\"\nduration = \"1s\"\n\n[[node]]\nname = \"a\"\ncommand = [\"true\"]\n\n[[fault]]\n{fault}\n"
