@@ -11,13 +11,21 @@ use faultline_e2e::fault_log::{most_down_at_once, FaultEntry};
 use faultline_e2e::paths::{faultline_bin, scratch_dir};
 use faultline_e2e::{ScenarioFile, ScenarioRun};
 
-/// Three idle nodes, `faults` and `rules` (a `[faults]` section or
-/// nothing), `seeds` seeds of `duration`.
+/// Three idle nodes (`c` with a simulated disk), `faults` (entries and a
+/// `[faults]` section), `seeds` seeds of `duration`.
 fn idle_cluster(dir_name: &str, duration: &str, seeds: u32, faults: &str) -> ScenarioRun {
     let dir = scratch_dir(dir_name);
+    let disk = dir.join("mnt").join("c");
     let nodes: String = ["a", "b", "c"]
         .iter()
-        .map(|n| format!("[[node]]\nname = \"{n}\"\ncommand = [\"sleep\", \"1000\"]\n\n"))
+        .map(|n| {
+            let data_dir = if *n == "c" {
+                format!("data_dir = \"{}\"\n", disk.display())
+            } else {
+                String::new()
+            };
+            format!("[[node]]\nname = \"{n}\"\n{data_dir}command = [\"sleep\", \"1000\"]\n\n")
+        })
         .collect();
     let text =
         format!("name = \"rules\"\nduration = \"{duration}\"\nseeds = {seeds}\n\n{nodes}{faults}");
@@ -86,8 +94,8 @@ fn starts_a_fault(f: &FaultEntry) -> bool {
 
 /// `[faults] quiet = "1s"`: no fault starts in the last second, and
 /// whatever was in effect then ends at its start: crashed nodes restart,
-/// paused ones resume, the partition heals, the slow link and the drifting
-/// clock return to normal (none of the entries has an `until`).
+/// paused ones resume, the partition heals, the slow link, the drifting
+/// clock and the full disk return to normal (no entry has an `until`).
 #[test]
 fn quiet_period_starts_no_fault_and_heals_everything() {
     let faults = r#"
@@ -128,6 +136,11 @@ node = "c"
 ppm = 1000
 at = "2800ms"
 
+[[fault]]
+kind = "disk_full"
+node = "c"
+at = "2900ms"
+
 [faults]
 quiet = "1s"
 "#;
@@ -148,7 +161,7 @@ quiet = "1s"
             "{log:?}"
         );
         let ends_at_quiet = |kind: &str| log.iter().any(|f| f.t == QUIET && f.kind == kind);
-        for kind in ["heal", "link_normal", "clock_drift"] {
+        for kind in ["heal", "link_normal", "clock_drift", "disk_space"] {
             assert!(
                 ends_at_quiet(kind),
                 "no {kind} at the quiet period's start: {log:?}"
