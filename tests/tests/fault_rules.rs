@@ -245,3 +245,45 @@ fn run_help_documents_the_fault_model_keys() {
         assert!(help.out().contains(key), "run --help lacks {key:?}\n{help}");
     }
 }
+
+/// A node's `clock_offset` is part of the node, not a `[[fault]]` entry:
+/// `swarm` never drops it, whichever entries a seed enables.
+#[test]
+fn swarm_keeps_every_node_clock_offset() {
+    let dir = scratch_dir("rules-swarm-offset");
+    let text = r#"name = "swarm-offset"
+duration = "1s"
+seeds = 8
+
+[[node]]
+name = "a"
+clock_offset = "-1h"
+command = ["date", "-u", "+%Y-%m-%dT%H:%M:%S"]
+
+[[fault]]
+kind = "clock_jump"
+node = "a"
+at = "500ms"
+by = "1s"
+
+[[fault]]
+kind = "clock_jump"
+node = "a"
+at = "600ms"
+by = "2s"
+
+[faults]
+swarm = true
+"#;
+    let file = ScenarioFile::raw(&dir, "offset.toml", text);
+    let run = run_scenario_twice(&file.runner().flag("--keep-going"));
+    run.expect_pass();
+    for seed in run.reports() {
+        assert_eq!(
+            run.node_stdout(seed.seed, "a"),
+            "2024-12-31T23:00:00\n",
+            "seed {:#x} lost the node's clock_offset\n{run}",
+            seed.seed
+        );
+    }
+}

@@ -297,15 +297,22 @@ struct Planned {
 }
 
 /// Which entries a seed uses: all of them, or with `swarm` a seeded subset
-/// (each entry kept with probability 1/2, at least one).
+/// of the `[[fault]]` entries (each kept with probability 1/2, at least
+/// one). A node's `clock_offset` is part of the node, never dropped.
 pub fn enabled(specs: &[FaultSpec], rules: &PlanRules, seed: u64) -> Vec<FaultSpec> {
-    if !rules.swarm || specs.is_empty() {
+    let entries: Vec<usize> = (0..specs.len())
+        .filter(|&i| !matches!(specs[i], FaultSpec::ClockOffset { .. }))
+        .collect();
+    if !rules.swarm || entries.is_empty() {
         return specs.to_vec();
     }
     let mut rng = ChaCha8Rng::seed_from_u64(Streams::split(seed).swarm());
-    let mut keep: Vec<bool> = specs.iter().map(|_| rng.gen_bool(0.5)).collect();
-    if !keep.contains(&true) {
-        keep[rng.gen_range(0..specs.len())] = true;
+    let mut keep = vec![true; specs.len()];
+    for &i in &entries {
+        keep[i] = rng.gen_bool(0.5);
+    }
+    if !entries.iter().any(|&i| keep[i]) {
+        keep[entries[rng.gen_range(0..entries.len())]] = true;
     }
     specs
         .iter()
