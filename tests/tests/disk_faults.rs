@@ -212,3 +212,36 @@ fn an_unknown_unsynced_model_is_an_error() {
         "\n{run}"
     );
 }
+
+/// A disk fault aimed at a node without a `data_dir` would do nothing: the
+/// scenario is an error naming the field (a `nodes` list left out means
+/// every node that has a disk, and there must be one).
+#[test]
+fn disk_faults_need_a_node_with_a_disk() {
+    let dir = scratch_dir("disk-faults-no-disk");
+    for (fault, needle) in [
+        (
+            "kind = \"disk_full\"\nnode = \"a\"\nat = \"1s\"",
+            "field `node`: node \"a\" has no data_dir, so a \"disk_full\" fault would do nothing",
+        ),
+        (
+            "kind = \"corrupt\"\nnode = \"a\"\nat = \"1s\"\npath = \"x\"",
+            "field `node`: node \"a\" has no data_dir, so a \"corrupt\" fault would do nothing",
+        ),
+        (
+            "kind = \"write_error\"\nprobability = 0.1\nnodes = [\"a\"]",
+            "field `nodes`: node \"a\" has no data_dir, so a \"write_error\" fault would do nothing",
+        ),
+        (
+            "kind = \"fsync_error\"\nprobability = 0.1",
+            "a \"fsync_error\" fault needs a node with a data_dir (no node has one)",
+        ),
+    ] {
+        let text = format!(
+            "name = \"bad\"\nduration = \"1s\"\n\n[[node]]\nname = \"a\"\ncommand = [\"true\"]\n\n[[fault]]\n{fault}\n"
+        );
+        let run = ScenarioFile::raw(&dir, "bad.toml", &text).runner().run();
+        run.expect_code(2);
+        assert!(run.run.stderr.contains(needle), "{needle:?}\n{run}");
+    }
+}

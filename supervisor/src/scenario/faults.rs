@@ -68,6 +68,8 @@ struct Entry<'a, 'b> {
     ctx: &'a Ctx<'b>,
     f: &'a Fault,
     names: &'a [String],
+    /// The nodes with a `data_dir`: the only ones a disk fault can touch.
+    disks: &'a [String],
 }
 
 impl Entry<'_, '_> {
@@ -165,6 +167,49 @@ impl Entry<'_, '_> {
             ));
         }
         Ok(node.get_ref().clone())
+    }
+
+    /// `node` of a disk fault: a node with a simulated disk (on any other
+    /// the fault would do nothing).
+    fn disk_node(&self) -> Result<String, ScenarioError> {
+        let node = self.node()?;
+        if !self.disks.contains(&node) {
+            let span = self.f.node.as_ref().map_or(0..0, |n| n.span());
+            return Err(self.no_disk(span, "node", &node));
+        }
+        Ok(node)
+    }
+
+    /// `nodes` of a disk fault: as written, each with a simulated disk; by
+    /// default every node that has one.
+    fn disk_nodes(&self) -> Result<Vec<String>, ScenarioError> {
+        let Some(list) = &self.f.nodes else {
+            if self.disks.is_empty() {
+                return Err(self.err(
+                    self.f.kind.span(),
+                    format!(
+                        "a {:?} fault needs a node with a data_dir (no node has one)",
+                        self.kind()
+                    ),
+                ));
+            }
+            return Ok(self.disks.to_vec());
+        };
+        let nodes = self.known("nodes", list)?;
+        match nodes.iter().find(|n| !self.disks.contains(n)) {
+            Some(n) => Err(self.no_disk(list.span(), "nodes", n)),
+            None => Ok(nodes),
+        }
+    }
+
+    fn no_disk(&self, span: Range<usize>, field: &str, node: &str) -> ScenarioError {
+        self.err(
+            span,
+            format!(
+                "field `{field}`: node {node:?} has no data_dir, so a {:?} fault would do nothing",
+                self.kind()
+            ),
+        )
     }
 
     fn groups(&self) -> Result<Groups, ScenarioError> {
@@ -363,7 +408,7 @@ impl Entry<'_, '_> {
         self.only("a \"disk_full\" fault", &["node", "at", "until"])?;
         let at = self.need_duration("at", &self.f.at)?;
         Ok(FaultSpec::DiskFull {
-            node: self.node()?,
+            node: self.disk_node()?,
             at,
             until: self.until(at)?,
         })
@@ -379,7 +424,7 @@ impl Entry<'_, '_> {
             ));
         }
         Ok(FaultSpec::Corrupt {
-            node: self.node()?,
+            node: self.disk_node()?,
             at: self.need_duration("at", &self.f.at)?,
             path: path.get_ref().clone(),
             bytes: self.f.bytes.as_ref().map_or(1, |b| *b.get_ref()).max(1),
@@ -407,7 +452,7 @@ impl Entry<'_, '_> {
         Ok(FaultSpec::DiskBug {
             lying_fsync: !lose,
             lose_dir_entries,
-            nodes: self.nodes()?,
+            nodes: self.disk_nodes()?,
         })
     }
 
@@ -435,7 +480,7 @@ impl Entry<'_, '_> {
         Ok(FaultSpec::WriteError {
             probability,
             errno,
-            nodes: self.nodes()?,
+            nodes: self.disk_nodes()?,
         })
     }
 
@@ -443,7 +488,7 @@ impl Entry<'_, '_> {
         self.only("an \"fsync_error\" fault", &["probability", "nodes"])?;
         Ok(FaultSpec::FsyncError {
             probability: self.probability()?,
-            nodes: self.nodes()?,
+            nodes: self.disk_nodes()?,
         })
     }
 }
@@ -453,8 +498,14 @@ pub(super) fn fault_spec(
     ctx: &Ctx,
     f: &Fault,
     names: &[String],
+    disks: &[String],
 ) -> Result<FaultSpec, ScenarioError> {
-    let e = Entry { ctx, f, names };
+    let e = Entry {
+        ctx,
+        f,
+        names,
+        disks,
+    };
     match e.kind() {
         "partition" => e.partition(),
         "crash" => e.outage(Outage::Crash),

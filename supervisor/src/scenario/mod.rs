@@ -294,10 +294,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         });
     }
     let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
+    let disks: Vec<String> = nodes
+        .iter()
+        .filter(|n| n.data_dir.is_some())
+        .map(|n| n.name.clone())
+        .collect();
     let mut faults = raw
         .faults
         .iter()
-        .map(|f| faults::fault_spec(&ctx, f, &names))
+        .map(|f| faults::fault_spec(&ctx, f, &names, &disks))
         .collect::<Result<Vec<_>, _>>()?;
     for node in &raw.nodes {
         if let Some(v) = &node.clock_offset {
