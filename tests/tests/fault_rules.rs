@@ -287,3 +287,28 @@ swarm = true
         );
     }
 }
+
+/// A `[faults]` rule with nothing to act on is an error naming it:
+/// `max_down` without an outage entry (or 0), `swarm` with fewer than two
+/// entries (a node's clock_offset is not one).
+#[test]
+fn rules_with_nothing_to_act_on_are_errors() {
+    let dir = scratch_dir("rules-idle");
+    let jump = "[[fault]]\nkind = \"clock_jump\"\nnode = \"a\"\nat = \"1s\"\nby = \"1s\"\n\n";
+    let crash = "[[fault]]\nkind = \"crash\"\nnode = \"a\"\nat = \"1s\"\ndown = \"1s\"\n\n";
+    for (faults, rules, field) in [
+        (jump, "max_down = 1", "faults.max_down"),
+        (crash, "max_down = 0", "faults.max_down"),
+        (jump, "swarm = true", "faults.swarm"),
+    ] {
+        let text = format!(
+            "name = \"bad\"\nduration = \"3s\"\n\n[[node]]\nname = \"a\"\nclock_offset = \"1s\"\ncommand = [\"true\"]\n\n{faults}[faults]\n{rules}\n"
+        );
+        let run = ScenarioFile::raw(&dir, "bad.toml", &text).runner().run();
+        run.expect_code(2);
+        assert!(
+            run.run.stderr.contains(&format!("field `{field}`: ")),
+            "{rules}\n{run}"
+        );
+    }
+}

@@ -9,6 +9,7 @@ pub mod duration;
 mod faults;
 pub mod invariant;
 pub mod plan;
+mod rules;
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -35,7 +36,7 @@ struct File {
     #[serde(rename = "fault", default)]
     faults: Vec<faults::Fault>,
     #[serde(rename = "faults", default)]
-    rules: FaultsSection,
+    rules: rules::FaultsSection,
     #[serde(default)]
     check: check::CheckSection,
     #[serde(default)]
@@ -76,15 +77,6 @@ struct Node {
     reboot_on_exit: bool,
     restart_delay: Option<Spanned<String>>,
     clock_offset: Option<Spanned<String>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FaultsSection {
-    max_down: Option<usize>,
-    quiet: Option<Spanned<String>>,
-    #[serde(default)]
-    swarm: bool,
 }
 
 /// A node ready to launch.
@@ -314,25 +306,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             });
         }
     }
-    let quiet = raw
-        .rules
-        .quiet
-        .as_ref()
-        .map(|q| ctx.duration("faults.quiet", q))
-        .transpose()?;
-    if let (Some(q), Some(span)) = (quiet, raw.rules.quiet.as_ref().map(|q| q.span())) {
-        if q >= duration_ns {
-            return Err(ctx.err(
-                span,
-                "field `faults.quiet`: must be shorter than `duration`".into(),
-            ));
-        }
-    }
-    let rules = PlanRules {
-        max_down: raw.rules.max_down,
-        quiet,
-        swarm: raw.rules.swarm,
-    };
+    let rules = rules::rules(&ctx, &raw.rules, &faults, duration_ns)?;
     let invariants = invariant::specs(&ctx, &raw.invariants, &names)?;
     let pinned = raw
         .pinned
