@@ -48,7 +48,8 @@ static int serve_tcp(int port) {
         char line[128];
         for (;;) {
             ssize_t got = 0;
-            /* recv_line aborts on errors; a reset connection just ends here. */
+            /* Not recv_line, which aborts on an error: a reset connection just
+             * ends here, and the next one is accepted. */
             char c;
             size_t len = 0;
             while (len + 1 < sizeof line && (got = read(fd, &c, 1)) == 1) {
