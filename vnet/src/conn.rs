@@ -50,7 +50,8 @@ pub(crate) struct Segment {
     sent_at: u64,
     due: u64,
     /// A lossy link lost every transmission until the retransmit timeout
-    /// was spent: at `due` the sender gives up (ETIMEDOUT).
+    /// was spent: at `due` the sender gives up (ETIMEDOUT); or it lost this
+    /// reset, which is never sent again.
     expired: bool,
 }
 
@@ -143,7 +144,11 @@ impl Network {
         let conn = self.conns.get(&c).expect("connection exists");
         let (src, dst) = (conn.sides[from].host, conn.sides[1 - from].host);
         let delay = self.links.delay(src, dst);
-        let (resent, expired) = self.retransmissions(src, dst);
+        // Resets are not retransmitted: a lossy link loses them.
+        let (resent, expired) = match kind {
+            SegmentKind::Rst => (0, self.links.segment_lost(src, dst)),
+            _ => self.retransmissions(src, dst),
+        };
         let lane = &mut self.conn_mut(c).lanes[from];
         let due = (now + delay + resent).max(lane.last_due);
         lane.last_due = due;
@@ -226,7 +231,6 @@ impl Network {
             };
             if seg.expired {
                 if matches!(seg.kind, SegmentKind::Rst) {
-                    // The sender is already gone: its reset is simply lost.
                     self.log.record(NetEvent {
                         dropped: Some(DropReason::Loss),
                         ..event
