@@ -1,6 +1,7 @@
-//! The network fault kinds (`link` delay and loss, `reset`), each with a
-//! small request/response program whose bug only that fault exposes: the
-//! same scenario without the fault passes. Every run is made twice and must
+//! The network fault kinds (`link` delay, loss and duplication, `reset`),
+//! each with a small request/response program whose bug only that fault
+//! exposes: the same scenario without the fault passes. Over TCP, loss
+//! delays and never loses. Every run is made twice and must
 //! give the same verdicts and trace hashes.
 
 use faultline_e2e::rpc::{self, Client};
