@@ -114,6 +114,31 @@ fn backward_clock_jump_exposes_a_wall_clock_lease() {
     assert_no_stale_write(&lease_scenario("faults-nojump-wall", "wall", ""));
 }
 
+const DRIFT_SLOW: &str = r#"
+[[fault]]
+kind = "clock_drift"
+node = "holder"
+ppm = -500000
+at = "1s"
+"#;
+
+/// A lease timed by the holder's own clock: when all its clocks run at
+/// half speed (`clock_drift`, monotonic ones too), its 700 ms of lease
+/// left last 1.4 s of the store's time, and the store sees a stale write.
+/// Without the drift the same holder is fine (see the pause test).
+#[test]
+fn slow_clock_drift_exposes_a_lease_timed_by_the_holder() {
+    let run = lease_scenario("faults-drift", "mono", DRIFT_SLOW);
+    assert_stale_write(&run);
+    let drift = run.faults_of(SEED, "clock_drift");
+    assert_eq!(drift.len(), 1, "{drift:?}\n{run}");
+    assert_eq!(drift[0].t, 1_000_000_000, "{drift:?}");
+    assert_eq!(
+        drift[0].detail, "clocks run slow by 500000 ppm",
+        "{drift:?}"
+    );
+}
+
 /// A per-node `clock_offset` makes the holder's wall clock start behind:
 /// harmless for leases timed on durations, and visible in faults.json.
 #[test]
@@ -205,6 +230,7 @@ fn unused_fault_fields_are_errors() {
         ("kind = \"crash\"\nevery = \"1s\"\nmin_down = \"1ms\"\nmax_down = \"2ms\"\nuntil = \"5s\"", "until"),
         ("kind = \"pause\"\nnode = \"a\"\nat = \"1s\"\ndown = \"1s\"\nby = \"1s\"", "by"),
         ("kind = \"clock_jump\"\nnode = \"a\"\nat = \"1s\"\nby = \"1s\"\ndown = \"1s\"", "down"),
+        ("kind = \"reset\"\nbetween = [\"a\"]\nat = \"1s\"\nduplicate = 0.1", "duplicate"),
     ] {
         let text = format!(
             "name = \"bad\"\nduration = \"1s\"\n\n[[node]]\nname = \"a\"\ncommand = [\"true\"]\n\n[[fault]]\n{fault}\n"

@@ -5,16 +5,35 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-/// What a crash keeps of the changes that were never made durable.
+/// What a crash keeps of the changes that were never made durable (a
+/// scenario's `[disk] unsynced`, named as there).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CrashModel {
-    /// Lose everything not synced: the POSIX worst case, for deterministic tests.
-    Strict,
+    /// Lose everything not synced, directory operations too: the POSIX
+    /// worst case, for deterministic tests.
+    LoseAll,
+    /// Keep a seeded prefix of each file's unsynced writes, whole: a file
+    /// system that never tears a write.
+    Prefix,
     /// Keep a seeded prefix of the unsynced changes, possibly tearing the next
     /// write at a sector boundary, as the ALICE study observed on real file systems.
     #[default]
-    Seeded,
+    PrefixTorn,
+    /// Keep a seeded subset of each file's unsynced writes, each one
+    /// independently: writes reach the platter out of order (a later write
+    /// survives, an earlier one is lost, its bytes read as zeros or old data).
+    Subset,
+}
+
+impl CrashModel {
+    /// Every model, by its scenario name, for parsing and error messages.
+    pub const ALL: [(&'static str, CrashModel); 4] = [
+        ("lose_all", CrashModel::LoseAll),
+        ("prefix", CrashModel::Prefix),
+        ("prefix_torn", CrashModel::PrefixTorn),
+        ("subset", CrashModel::Subset),
+    ];
 }
 
 /// Per-disk settings; `Default` is the honest seeded disk without faults.
@@ -23,7 +42,7 @@ pub enum CrashModel {
 pub struct DiskConfig {
     /// What a crash keeps of unsynced changes.
     pub crash_model: CrashModel,
-    /// Seeded model only: each file keeps its own prefix of unsynced writes
+    /// Prefix models only: each file keeps its own prefix of unsynced writes
     /// (writes to different files persist out of order). When false, one
     /// prefix of the disk-wide write order is kept.
     pub reorder_across_files: bool,

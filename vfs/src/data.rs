@@ -145,25 +145,30 @@ impl FileData {
             .collect()
     }
 
-    /// Applies a crash: keeps the chosen prefix (and torn sectors of the next
-    /// change), forgets the rest, and makes the result durable.
+    /// Applies a crash: keeps the chosen changes in order (and the torn
+    /// sectors of the first change not kept), forgets the rest, and makes
+    /// the result durable.
     pub fn crash(&mut self, cut: Cut, ino: Ino, path: PathBuf) -> FileReport {
         let len_before = self.len;
         let total = self.pending.len();
-        let mut pending = mem::take(&mut self.pending).into_iter();
-        for kept in pending.by_ref().take(cut.keep) {
-            kept.op.apply(&mut self.durable);
+        let mut kept = 0;
+        let mut torn = None;
+        let mut tear_next = cut.torn_sectors;
+        for (i, pending) in mem::take(&mut self.pending).into_iter().enumerate() {
+            if cut.kept.get(i).copied().unwrap_or(false) {
+                pending.op.apply(&mut self.durable);
+                kept += 1;
+            } else if tear_next > 0 {
+                torn = pending.op.apply_torn(tear_next, &mut self.durable);
+                tear_next = 0;
+            }
         }
-        let torn = match (cut.torn_sectors, pending.next()) {
-            (0, _) | (_, None) => None,
-            (sectors, Some(next)) => next.op.apply_torn(sectors, &mut self.durable),
-        };
         self.len = self.durable.len();
         FileReport {
             path,
             ino,
-            kept_changes: cut.keep,
-            lost_changes: total - cut.keep - usize::from(torn.is_some()),
+            kept_changes: kept,
+            lost_changes: total - kept - usize::from(torn.is_some()),
             dropped_changes: mem::take(&mut self.doomed),
             torn,
             len_before,

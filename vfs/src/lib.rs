@@ -8,8 +8,11 @@
 //! that directory) plus the unsynced namespace operations in order. A crash
 //! then rewrites the folder to what a power cut would leave:
 //!
-//! * [`CrashModel::Strict`]: nothing unsynced survives.
-//! * [`CrashModel::Seeded`] (default), after the persistence properties of
+//! * [`CrashModel::LoseAll`]: nothing unsynced survives.
+//! * [`CrashModel::Prefix`]: as below, but no write tears.
+//! * [`CrashModel::Subset`]: each unsynced write of a file survives or not
+//!   on its own (reordered writes); directory operations as below.
+//! * [`CrashModel::PrefixTorn`] (default), after the persistence properties of
 //!   the ALICE study: each file keeps a seeded prefix of its unsynced writes
 //!   (files independently, i.e. reordered across files, unless
 //!   [`DiskConfig::reorder_across_files`] is off); the first write not kept

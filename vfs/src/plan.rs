@@ -1,5 +1,6 @@
-//! The seeded choices of a crash: how many unsynced changes of each file and
-//! of the namespace survive, and how many sectors of the first lost write.
+//! The seeded choices of a crash: which unsynced changes of each file and
+//! how many of the namespace survive, and how many sectors of the first
+//! lost write.
 
 use std::collections::BTreeMap;
 
@@ -17,12 +18,22 @@ pub(crate) struct Candidate {
     pub sectors: u64,
 }
 
-/// What survives of one file: the first `keep` changes in full, then the
-/// first `torn_sectors` sectors of the next one.
-#[derive(Debug, Clone, Copy, Default)]
+/// What survives of one file: the changes whose flag is set, in full, and
+/// the first `torn_sectors` sectors of the first change that is not.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Cut {
-    pub keep: usize,
+    pub kept: Vec<bool>,
     pub torn_sectors: u64,
+}
+
+impl Cut {
+    /// The first `keep` of `len` changes survive.
+    fn prefix(keep: usize, len: usize, torn_sectors: u64) -> Cut {
+        Cut {
+            kept: (0..len).map(|i| i < keep).collect(),
+            torn_sectors,
+        }
+    }
 }
 
 /// Chooses each dirty file's cut. `files` lists each file's pending changes in order.
@@ -31,25 +42,46 @@ pub(crate) fn plan_data(
     rng: &mut ChaCha8Rng,
     files: &BTreeMap<Ino, Vec<Candidate>>,
 ) -> BTreeMap<Ino, Cut> {
+    let torn = config.crash_model == CrashModel::PrefixTorn;
     match config.crash_model {
-        CrashModel::Strict => files.keys().map(|&ino| (ino, Cut::default())).collect(),
-        CrashModel::Seeded if config.reorder_across_files => files
+        CrashModel::LoseAll => files
+            .iter()
+            .map(|(&ino, changes)| (ino, Cut::prefix(0, changes.len(), 0)))
+            .collect(),
+        CrashModel::Subset => files
+            .iter()
+            .map(|(&ino, changes)| {
+                let kept = changes.iter().map(|_| rng.gen_bool(0.5)).collect();
+                (
+                    ino,
+                    Cut {
+                        kept,
+                        torn_sectors: 0,
+                    },
+                )
+            })
+            .collect(),
+        CrashModel::Prefix | CrashModel::PrefixTorn if config.reorder_across_files => files
             .iter()
             .map(|(&ino, changes)| {
                 let keep = rng.gen_range(0..=changes.len());
-                let torn_sectors = changes.get(keep).map_or(0, |next| tear(rng, next.sectors));
-                (ino, Cut { keep, torn_sectors })
+                let torn_sectors = match changes.get(keep) {
+                    Some(next) if torn => tear(rng, next.sectors),
+                    _ => 0,
+                };
+                (ino, Cut::prefix(keep, changes.len(), torn_sectors))
             })
             .collect(),
-        CrashModel::Seeded => global_prefix(rng, files),
+        CrashModel::Prefix | CrashModel::PrefixTorn => global_prefix(rng, files, torn),
     }
 }
 
 /// Without reordering: one prefix of the disk-wide order survives, and only
-/// the change right after it may tear.
+/// the change right after it may tear (if `torn`).
 fn global_prefix(
     rng: &mut ChaCha8Rng,
     files: &BTreeMap<Ino, Vec<Candidate>>,
+    torn: bool,
 ) -> BTreeMap<Ino, Cut> {
     let mut order: Vec<u64> = files.values().flatten().map(|c| c.seq).collect();
     order.sort_unstable();
@@ -60,10 +92,10 @@ fn global_prefix(
         .map(|(&ino, changes)| {
             let keep = changes.partition_point(|c| c.seq < cutoff);
             let torn_sectors = match changes.get(keep) {
-                Some(next) if next.seq == cutoff => tear(rng, next.sectors),
+                Some(next) if torn && next.seq == cutoff => tear(rng, next.sectors),
                 _ => 0,
             };
-            (ino, Cut { keep, torn_sectors })
+            (ino, Cut::prefix(keep, changes.len(), torn_sectors))
         })
         .collect()
 }
@@ -80,7 +112,60 @@ fn tear(rng: &mut ChaCha8Rng, sectors: u64) -> u64 {
 /// Chooses how many of `count` unsynced namespace operations survive.
 pub(crate) fn plan_dirs(model: CrashModel, rng: &mut ChaCha8Rng, count: usize) -> usize {
     match model {
-        CrashModel::Strict => 0,
-        CrashModel::Seeded => rng.gen_range(0..=count),
+        CrashModel::LoseAll => 0,
+        CrashModel::Prefix | CrashModel::PrefixTorn | CrashModel::Subset => {
+            rng.gen_range(0..=count)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    /// One file with ten two-sector writes.
+    fn ten_writes() -> BTreeMap<Ino, Vec<Candidate>> {
+        let changes = (0..10).map(|seq| Candidate { seq, sectors: 2 }).collect();
+        BTreeMap::from([(Ino(1), changes)])
+    }
+
+    /// The cut of `model` for each of 64 seeds.
+    fn cuts(model: CrashModel) -> Vec<Cut> {
+        let config = DiskConfig {
+            crash_model: model,
+            ..DiskConfig::default()
+        };
+        (0..64)
+            .map(|seed| {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                plan_data(&config, &mut rng, &ten_writes())[&Ino(1)].clone()
+            })
+            .collect()
+    }
+
+    fn is_prefix(kept: &[bool]) -> bool {
+        kept.windows(2).all(|w| w[0] || !w[1])
+    }
+
+    #[test]
+    fn each_model_keeps_what_it_says() {
+        assert!(cuts(CrashModel::LoseAll)
+            .iter()
+            .all(|c| c.kept.iter().all(|k| !k) && c.torn_sectors == 0));
+        let prefix = cuts(CrashModel::Prefix);
+        assert!(prefix
+            .iter()
+            .all(|c| is_prefix(&c.kept) && c.torn_sectors == 0));
+        let torn = cuts(CrashModel::PrefixTorn);
+        assert!(torn.iter().all(|c| is_prefix(&c.kept)));
+        assert!(torn.iter().any(|c| c.torn_sectors > 0), "some write tears");
+        let subset = cuts(CrashModel::Subset);
+        assert!(subset.iter().all(|c| c.torn_sectors == 0));
+        assert!(
+            subset.iter().any(|c| !is_prefix(&c.kept)),
+            "some later write survives an earlier lost one"
+        );
     }
 }

@@ -6,8 +6,13 @@ const MS: u64 = 1_000_000;
 const SEC: u64 = 1_000 * MS;
 
 /// How one directed link between two hosts behaves: every message on it is
-/// delayed by a uniform draw from `delay_min..=delay_max`, and datagrams are
-/// lost with probability `loss` (streams are reliable and never lose data).
+/// delayed by a uniform draw from `delay_min..=delay_max`, datagrams are
+/// lost with probability `loss` and delivered twice with probability
+/// `duplicate`, and each transmission of a stream segment is lost with
+/// probability `stream_loss`: streams are reliable, so a lost segment is
+/// sent again after the retransmission timeout (doubling each time), which
+/// delays it and everything behind it, and only gives up (ETIMEDOUT) once
+/// the retransmit timeout is spent.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LinkParams {
@@ -17,6 +22,11 @@ pub struct LinkParams {
     pub delay_max: u64,
     /// Probability in `0.0..=1.0` that a datagram is lost.
     pub loss: f64,
+    /// Probability in `0.0..=1.0` that a datagram arrives twice.
+    pub duplicate: f64,
+    /// Probability in `0.0..=1.0` that one transmission of a stream
+    /// segment is lost (and sent again later).
+    pub stream_loss: f64,
 }
 
 impl Default for LinkParams {
@@ -25,6 +35,8 @@ impl Default for LinkParams {
             delay_min: MS,
             delay_max: 5 * MS,
             loss: 0.0,
+            duplicate: 0.0,
+            stream_loss: 0.0,
         }
     }
 }
@@ -35,8 +47,10 @@ impl LinkParams {
         if self.delay_min > self.delay_max {
             return Err(ConfigError::DelayRange);
         }
-        if !(0.0..=1.0).contains(&self.loss) {
-            return Err(ConfigError::Loss);
+        for p in [self.loss, self.duplicate, self.stream_loss] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(ConfigError::Loss);
+            }
         }
         Ok(())
     }
@@ -105,8 +119,8 @@ pub enum ConfigError {
     /// `delay_min` exceeds `delay_max`.
     #[error("link delay_min is larger than delay_max")]
     DelayRange,
-    /// `loss` is not a probability.
-    #[error("link loss must be between 0.0 and 1.0")]
+    /// `loss`, `duplicate` or `stream_loss` is not a probability.
+    #[error("link loss and duplicate must be between 0.0 and 1.0")]
     Loss,
     /// A zero retransmit interval would retry forever at one instant.
     #[error("retransmit_interval must be positive")]
@@ -129,7 +143,18 @@ mod tests {
         c.link = LinkParams {
             delay_min: 2,
             delay_max: 1,
-            loss: 0.0,
+            ..LinkParams::default()
+        };
+        assert_eq!(c.validate(), Err(ConfigError::DelayRange));
+        c.link = LinkParams {
+            duplicate: -0.1,
+            ..LinkParams::default()
+        };
+        assert_eq!(c.validate(), Err(ConfigError::Loss));
+        c.link = LinkParams {
+            delay_min: 2,
+            delay_max: 1,
+            ..LinkParams::default()
         };
         assert_eq!(c.validate(), Err(ConfigError::DelayRange));
     }

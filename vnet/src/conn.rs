@@ -1,6 +1,7 @@
 //! Stream transport: a connection's two ends and the two lanes that carry
-//! its segments in order, with per-segment delay, holding and retransmission
-//! under partitions, and the retransmit timeout.
+//! its segments in order, with per-segment delay, retransmission of the
+//! segments a lossy link loses (later, never lost), holding and
+//! retransmission under partitions, and the retransmit timeout.
 
 use std::collections::VecDeque;
 use std::net::SocketAddrV4;
@@ -48,6 +49,10 @@ pub(crate) struct Segment {
     pub(crate) kind: SegmentKind,
     sent_at: u64,
     due: u64,
+    /// A lossy link lost every transmission until the retransmit timeout
+    /// was spent: at `due` the sender gives up (ETIMEDOUT); or it lost this
+    /// reset, which is never sent again.
+    expired: bool,
 }
 
 /// The segments from one end to the other, in send order. Due times never
@@ -136,21 +141,43 @@ impl Network {
 
     /// Sends a segment from end `from` of `c` at `now`.
     pub(crate) fn push_segment(&mut self, c: ConnId, from: usize, kind: SegmentKind, now: u64) {
-        let conn = self.conns.get_mut(&c).expect("connection exists");
-        let delay = self
-            .links
-            .delay(conn.sides[from].host, conn.sides[1 - from].host);
-        let lane = &mut conn.lanes[from];
-        let due = (now + delay).max(lane.last_due);
+        let conn = self.conns.get(&c).expect("connection exists");
+        let (src, dst) = (conn.sides[from].host, conn.sides[1 - from].host);
+        let delay = self.links.delay(src, dst);
+        // Resets are not retransmitted: a lossy link loses them.
+        let (resent, expired) = match kind {
+            SegmentKind::Rst => (0, self.links.segment_lost(src, dst)),
+            _ => self.retransmissions(src, dst),
+        };
+        let lane = &mut self.conn_mut(c).lanes[from];
+        let due = (now + delay + resent).max(lane.last_due);
         lane.last_due = due;
         lane.queue.push_back(Segment {
             kind,
             sent_at: now,
             due,
+            expired,
         });
         if lane.wake.is_none() {
             self.schedule_lane(c, from, due);
         }
+    }
+
+    /// How much later a segment arrives because the link lost transmissions
+    /// of it: each lost one is sent again after the retransmission timeout,
+    /// which doubles every time (as TCP backs off). True once the retransmit
+    /// timeout is spent: the sender gives up then.
+    fn retransmissions(&mut self, src: HostId, dst: HostId) -> (u64, bool) {
+        let (mut waited, mut rto) = (0u64, self.config.retransmit_interval);
+        let limit = self.config.retransmit_timeout;
+        while self.links.segment_lost(src, dst) {
+            waited = waited.saturating_add(rto);
+            rto = rto.saturating_mul(2);
+            if waited >= limit {
+                return (limit, true);
+            }
+        }
+        (waited, false)
     }
 
     fn schedule_lane(&mut self, c: ConnId, dir: usize, at: u64) {
@@ -202,6 +229,17 @@ impl Network {
                 kind: seg.kind.message(),
                 dropped: None,
             };
+            if seg.expired {
+                if matches!(seg.kind, SegmentKind::Rst) {
+                    self.log.record(NetEvent {
+                        dropped: Some(DropReason::Loss),
+                        ..event
+                    });
+                    continue;
+                }
+                lane.queue.push_front(seg);
+                return self.break_side(c, dir, NetError::TimedOut, DropReason::TimedOut, t);
+            }
             if self.links.is_cut(from, to) {
                 if matches!(seg.kind, SegmentKind::Rst) {
                     // Resets are not retransmitted: a cut link loses them.

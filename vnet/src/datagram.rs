@@ -1,5 +1,6 @@
 //! Datagram (UDP) sockets: each datagram travels on its own, with its own
-//! delay draw (so datagrams reorder) and loss draw.
+//! delay draw (so datagrams reorder), loss draw and duplication draw (a
+//! duplicate travels with a delay of its own).
 
 use std::collections::VecDeque;
 use std::net::{SocketAddr, SocketAddrV4};
@@ -116,6 +117,21 @@ impl Network {
         let route = self.route(sock, dst)?;
         let lost = self.links.lost(host, route.to);
         let delay = self.links.delay(host, route.to);
+        if !lost && self.links.duplicated(host, route.to) {
+            let again = self.links.delay(host, route.to);
+            let copy = InFlight {
+                from: host,
+                to: route.to,
+                src: route.src,
+                dst: route.dst,
+                data: data.to_vec(),
+                sent_at: now,
+                lost: false,
+                sender: sock,
+            };
+            self.agenda
+                .schedule(now + again, Event::Datagram(Box::new(copy)));
+        }
         let datagram = InFlight {
             from: host,
             to: route.to,

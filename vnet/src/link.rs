@@ -55,6 +55,20 @@ impl Links {
         self.rng.gen_bool(loss)
     }
 
+    /// Draws whether one datagram on `from → to` arrives twice (no draw
+    /// when the link never duplicates, so other draws stay where they were).
+    pub(crate) fn duplicated(&mut self, from: HostId, to: HostId) -> bool {
+        let p = self.params(from, to).duplicate;
+        p > 0.0 && self.rng.gen_bool(p)
+    }
+
+    /// Draws whether one transmission of a stream segment on `from → to` is
+    /// lost (no draw on a link that never loses segments).
+    pub(crate) fn segment_lost(&mut self, from: HostId, to: HostId) -> bool {
+        let p = self.params(from, to).stream_loss;
+        p > 0.0 && self.rng.gen_bool(p)
+    }
+
     /// Cuts the directed link `from → to` (a host never loses itself).
     pub(crate) fn cut(&mut self, from: HostId, to: HostId) {
         if from != to {

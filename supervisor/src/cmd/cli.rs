@@ -65,7 +65,10 @@ name = \"kv\"                 # seeds derive from it\n  \
 duration = \"30s\"            # virtual time per seed\n  \
 seeds = 10                   # optional default for --seeds\n  \
 [net]                        # optional: delay_min, delay_max, udp_loss\n  \
-[disk]                       # optional: metadata = \"posix\" | \"ordered\", size = \"10GiB\"\n  \
+[disk]                       # optional: metadata = \"posix\" | \"ordered\", size = \"10GiB\",\n  \
+                             #   unsynced = \"prefix_torn\" (default) | \"prefix\" | \"subset\" | \"lose_all\":\n  \
+                             #   what a crash keeps of unsynced writes (a seeded prefix, its next\n  \
+                             #   write maybe torn; a prefix of whole writes; any subset; nothing)\n  \
 [[node]]                     # one host per node: 127.77.0.1, .2, ... in file order\n  \
 name = \"kv\"\n  \
 command = [\"./kvserver\", \"--data\", \"/data/kv\"]   # relative to the file, run in its folder\n  \
@@ -81,14 +84,18 @@ max_down = \"500ms\"          #   (pause also at/until: the window); planned: at
 # kind = \"pause\"            the node's threads are not scheduled: timers late, peers see silence\n  \
 # kind = \"clock_jump\"       node, at, by = \"-2s\" (wall clock only); random: every, nodes, max_by\n  \
 # kind = \"clock_drift\"      node, ppm = 50000, at, until (all its clocks, sleeps follow)\n  \
-# kind = \"link\"             between, and, at, until, delay_min, delay_max, loss (datagrams)\n  \
+# kind = \"link\"             between, and, at, until, delay_min, delay_max, loss (datagrams\n  \
+                             #   lost; TCP segments resent after a timeout: late, never lost),\n  \
+                             #   duplicate = 0.01 (datagrams delivered twice)\n  \
 # kind = \"reset\"            between, and, at: every TCP connection between the groups gets RST\n  \
 # kind = \"disk_full\"        node, at, until: writes fail with ENOSPC\n  \
 # kind = \"corrupt\"          node, at, path = \"wal/*.wal\" (glob under data_dir), bytes = 1\n  \
 [faults]                     # optional: max_down = 1 (crashed+killed+paused at once, all entries),\n  \
                              #   quiet = \"5s\" (last 5 s: no new faults, all healed), swarm = true\n  \
                              # per node: clock_offset = \"-1.5s\"\n  \
-[check]                      # optional: stderr_patterns = [...], command = [...]\n  \
+[check]                      # optional: stderr_patterns = [...], command = [...],\n  \
+                             #   progress_within = \"3s\" (liveness: an ok operation in the history\n  \
+                             #   within 3s of the quiet period's start, else check \"no progress\")\n  \
 [[invariant]]                # optional: a probe run DURING the seed, on host inv-1, inv-2, ...\n  \
 name = \"one leader per term\" # the check's name when it fails\n  \
 every = \"500ms\"             # virtual time between runs (first run at 500ms)\n  \
@@ -99,7 +106,7 @@ command = [\"./check-leader.sh\"] # relative to the file; exit 0 = holds; it get
 timeout = \"2s\"              # optional (default 10s): virtual; a slower run fails the seed\n  \
 [[pinned]]                   # added by `faultline pin`\n\n\
 CHECKS: node exits, invariants (a failing probe stops the seed there), stderr patterns,\n\
-linearizability of $FAULTLINE_HISTORY, the checker command.\n\
+linearizability of $FAULTLINE_HISTORY, no progress ([check] progress_within), the checker command.\n\
 ARTIFACTS: DIR/<scenario>/<seed>/: report.json, scenario.toml, trace.jsonl.zst (zstdcat it),\n\
 faults.json, net.jsonl, timeline.txt, timeline.html, faultline.log (diagnostics),\n\
 output.jsonl (when output was written), history.jsonl, <node>.stdout/.stderr, <node>.disk/,\n\

@@ -169,7 +169,7 @@ fn build(job: &SeedJob, seed: u64, dir: &Path) -> Result<Built, String> {
         if let Some(data_dir) = &node.data_dir {
             let disk_dir = dir.join(format!("{}.disk", node.name));
             let disk = node_disk(sc, &faults, node, seed, &disk_dir)?;
-            sup.add_disk(&node.name, data_dir.clone(), disk, sc.disk_size)
+            sup.add_disk(&node.name, data_dir.clone(), disk, sc.disk.size)
                 .map_err(|e| e.to_string())?;
             // In the node's private mount namespace the disk is mounted over
             // the data_dir (made at each launch), so nothing is written to
@@ -236,7 +236,8 @@ fn node_disk(
             _ => {}
         }
     }
-    cfg.ordered_metadata = sc.ordered_metadata;
+    cfg.ordered_metadata = sc.disk.ordered_metadata;
+    cfg.crash_model = sc.disk.unsynced;
     Ok(disk)
 }
 
@@ -282,9 +283,14 @@ fn judge(
             let sc = job.sc;
             let failure = checks::node_exits(outcome, dir)
                 .or_else(|| checks::invariants(outcome))
-                .or_else(|| checks::stderr_patterns(outcome, dir, &sc.stderr_patterns))
+                .or_else(|| checks::stderr_patterns(outcome, dir, &sc.check.stderr_patterns))
                 .or_else(|| checks::linearizable(history))
-                .or_else(|| checks::checker(&sc.checker, dir, outcome));
+                .or_else(|| {
+                    let within = sc.check.progress_within?;
+                    let from = sc.duration_ns - sc.rules.quiet?;
+                    crate::report::progress::progress(history, from, within)
+                })
+                .or_else(|| checks::checker(&sc.check.checker, dir, outcome));
             let verdict = if failure.is_some() {
                 Verdict::Fail
             } else {

@@ -166,7 +166,7 @@ mod tests {
         let root = std::env::temp_dir().join(format!("fault-log-{label}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let config = vfs::DiskConfig {
-            crash_model: vfs::CrashModel::Strict,
+            crash_model: vfs::CrashModel::LoseAll,
             lose_dir_entries: vec!["snap".into()],
             ..vfs::DiskConfig::default()
         };

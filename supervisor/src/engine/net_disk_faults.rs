@@ -5,7 +5,7 @@
 use rand::SeedableRng;
 
 use super::*;
-use crate::scenario::plan::{Groups, LinkFault};
+use crate::scenario::plan::Groups;
 
 impl Supervisor {
     /// The host ids of both groups (`and` absent: every other host).
@@ -27,19 +27,14 @@ impl Supervisor {
 
     /// Gives the links between the groups (both ways) these conditions, or
     /// (`None`) the scenario's again.
-    pub(super) fn set_links(&mut self, g: &Groups, params: Option<LinkFault>) {
+    pub(super) fn set_links(&mut self, g: &Groups, params: Option<vnet::LinkParams>) {
         let (a, b) = self.group_ids(g);
         for &x in &a {
             for &y in &b {
                 for (from, to) in [(x, y), (y, x)] {
                     match params {
                         Some(p) => {
-                            let link = vnet::LinkParams {
-                                delay_min: p.delay_min,
-                                delay_max: p.delay_max,
-                                loss: p.loss,
-                            };
-                            if let Err(e) = self.net.net.set_link(from, to, link) {
+                            if let Err(e) = self.net.net.set_link(from, to, p) {
                                 eprintln!("faultline: internal error: link fault: {e}");
                             }
                         }
@@ -50,23 +45,34 @@ impl Supervisor {
         }
         let label = Self::group_label(g);
         match params {
-            Some(p) => self.fault(
-                "link",
-                &label,
-                &[
+            Some(p) => {
+                let mut args = vec![
                     p.delay_min as i64,
                     p.delay_max as i64,
                     (p.loss * 1e6) as i64,
-                ],
-                format!(
-                    "delay {:.3}-{:.3}ms, datagram loss {}",
-                    p.delay_min as f64 / 1e6,
-                    p.delay_max as f64 / 1e6,
-                    p.loss
-                ),
-            ),
+                ];
+                if p.duplicate > 0.0 {
+                    args.push((p.duplicate * 1e6) as i64);
+                }
+                self.fault("link", &label, &args, Self::link_detail(&p))
+            }
             None => self.fault("link_normal", &label, &[], "links as in [net] again".into()),
         }
+    }
+
+    /// A link fault's conditions in words, for faults.json: the duplicate
+    /// rate only when there is one, so older logs read the same.
+    fn link_detail(p: &vnet::LinkParams) -> String {
+        let mut detail = format!(
+            "delay {:.3}-{:.3}ms, loss {}",
+            p.delay_min as f64 / 1e6,
+            p.delay_max as f64 / 1e6,
+            p.loss
+        );
+        if p.duplicate > 0.0 {
+            detail += &format!(", datagrams duplicated {}", p.duplicate);
+        }
+        detail
     }
 
     /// Resets every TCP connection between the groups.

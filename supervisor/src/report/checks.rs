@@ -161,19 +161,7 @@ pub fn linearizable(path: &Path) -> Option<Failure> {
     if !has_ops {
         return None;
     }
-    // History times are the programs' CLOCK_MONOTONIC readings; shifted
-    // onto the run's virtual time, explanations and the trace agree.
-    let shifted = history::read_history(path).map(|mut ops| {
-        for op in &mut ops {
-            op.invoke = op
-                .invoke
-                .saturating_sub(crate::sim::vclock::MONOTONIC_BASE_NS);
-            op.complete = op
-                .complete
-                .map(|c| c.saturating_sub(crate::sim::vclock::MONOTONIC_BASE_NS));
-        }
-        ops
-    });
+    let shifted = read_history(path);
     match shifted.map(|ops| history::check(&ops)) {
         Ok(history::Verdict::Violation(v)) => Some(Failure {
             check: "linearizable".into(),
@@ -208,6 +196,23 @@ pub fn linearizable(path: &Path) -> Option<Failure> {
             operations: Vec::new(),
         }),
     }
+}
+
+/// The workload's history with its times on the run's virtual time: history
+/// times are the programs' CLOCK_MONOTONIC readings; shifted onto the run's
+/// virtual time, explanations and the trace agree.
+pub fn read_history(path: &Path) -> Result<Vec<history::Operation>, history::HistoryError> {
+    history::read_history(path).map(|mut ops| {
+        for op in &mut ops {
+            op.invoke = op
+                .invoke
+                .saturating_sub(crate::sim::vclock::MONOTONIC_BASE_NS);
+            op.complete = op
+                .complete
+                .map(|c| c.saturating_sub(crate::sim::vclock::MONOTONIC_BASE_NS));
+        }
+        ops
+    })
 }
 
 /// The scenario's checker command, run on the artifacts: a non-zero exit

@@ -7,6 +7,7 @@ pub mod divergence;
 pub mod history_page;
 pub mod junit;
 pub mod lanes;
+pub mod progress;
 pub mod provenance;
 pub mod summary;
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::plan::{FaultSpec, Groups, LinkFault, Outage};
+use super::plan::{FaultSpec, Groups, Outage};
 use super::{Ctx, ScenarioError};
 
 /// A `[[fault]]` entry as written in the file.
@@ -38,6 +38,7 @@ pub(super) struct Fault {
     delay_min: Option<Spanned<String>>,
     delay_max: Option<Spanned<String>>,
     loss: Option<Spanned<f64>>,
+    duplicate: Option<Spanned<f64>>,
     path: Option<Spanned<String>>,
     bytes: Option<Spanned<u32>>,
 }
@@ -55,7 +56,7 @@ impl Fault {
     fn set_fields(&self) -> Vec<(&'static str, Range<usize>)> {
         present!(self; at, until, isolate, from, one_way, node, down, every, min_down,
             max_down, max_down_nodes, nodes, probability, errno, dir, by, max_by, ppm,
-            between, and, delay_min, delay_max, loss, path, bytes)
+            between, and, delay_min, delay_max, loss, duplicate, path, bytes)
     }
 }
 
@@ -67,6 +68,8 @@ struct Entry<'a, 'b> {
     ctx: &'a Ctx<'b>,
     f: &'a Fault,
     names: &'a [String],
+    /// The nodes with a `data_dir`: the only ones a disk fault can touch.
+    disks: &'a [String],
 }
 
 impl Entry<'_, '_> {
@@ -164,6 +167,49 @@ impl Entry<'_, '_> {
             ));
         }
         Ok(node.get_ref().clone())
+    }
+
+    /// `node` of a disk fault: a node with a simulated disk (on any other
+    /// the fault would do nothing).
+    fn disk_node(&self) -> Result<String, ScenarioError> {
+        let node = self.node()?;
+        if !self.disks.contains(&node) {
+            let span = self.f.node.as_ref().map_or(0..0, |n| n.span());
+            return Err(self.no_disk(span, "node", &node));
+        }
+        Ok(node)
+    }
+
+    /// `nodes` of a disk fault: as written, each with a simulated disk; by
+    /// default every node that has one.
+    fn disk_nodes(&self) -> Result<Vec<String>, ScenarioError> {
+        let Some(list) = &self.f.nodes else {
+            if self.disks.is_empty() {
+                return Err(self.err(
+                    self.f.kind.span(),
+                    format!(
+                        "a {:?} fault needs a node with a data_dir (no node has one)",
+                        self.kind()
+                    ),
+                ));
+            }
+            return Ok(self.disks.to_vec());
+        };
+        let nodes = self.known("nodes", list)?;
+        match nodes.iter().find(|n| !self.disks.contains(n)) {
+            Some(n) => Err(self.no_disk(list.span(), "nodes", n)),
+            None => Ok(nodes),
+        }
+    }
+
+    fn no_disk(&self, span: Range<usize>, field: &str, node: &str) -> ScenarioError {
+        self.err(
+            span,
+            format!(
+                "field `{field}`: node {node:?} has no data_dir, so a {:?} fault would do nothing",
+                self.kind()
+            ),
+        )
     }
 
     fn groups(&self) -> Result<Groups, ScenarioError> {
@@ -320,25 +366,26 @@ impl Entry<'_, '_> {
                 "delay_min",
                 "delay_max",
                 "loss",
+                "duplicate",
             ],
         )?;
         let at = self.need_duration("at", &self.f.at)?;
         let defaults = vnet::LinkParams::default();
-        let params = LinkFault {
+        let loss = self.f.loss.as_ref().map_or(0.0, |l| *l.get_ref());
+        // `loss` loses datagrams, and transmissions of TCP segments, which
+        // are sent again later: the stream sees delay, never a gap.
+        let params = vnet::LinkParams {
             delay_min: self
                 .duration("delay_min", &self.f.delay_min)?
                 .unwrap_or(defaults.delay_min),
             delay_max: self
                 .duration("delay_max", &self.f.delay_max)?
                 .unwrap_or(defaults.delay_max),
-            loss: self.f.loss.as_ref().map_or(0.0, |l| *l.get_ref()),
+            loss,
+            duplicate: self.f.duplicate.as_ref().map_or(0.0, |d| *d.get_ref()),
+            stream_loss: loss,
         };
-        let check = vnet::LinkParams {
-            delay_min: params.delay_min,
-            delay_max: params.delay_max,
-            loss: params.loss,
-        };
-        check
+        params
             .validate()
             .map_err(|e| self.err(self.f.kind.span(), format!("a \"link\" fault: {e}")))?;
         Ok(FaultSpec::Link {
@@ -361,7 +408,7 @@ impl Entry<'_, '_> {
         self.only("a \"disk_full\" fault", &["node", "at", "until"])?;
         let at = self.need_duration("at", &self.f.at)?;
         Ok(FaultSpec::DiskFull {
-            node: self.node()?,
+            node: self.disk_node()?,
             at,
             until: self.until(at)?,
         })
@@ -377,7 +424,7 @@ impl Entry<'_, '_> {
             ));
         }
         Ok(FaultSpec::Corrupt {
-            node: self.node()?,
+            node: self.disk_node()?,
             at: self.need_duration("at", &self.f.at)?,
             path: path.get_ref().clone(),
             bytes: self.f.bytes.as_ref().map_or(1, |b| *b.get_ref()).max(1),
@@ -405,7 +452,7 @@ impl Entry<'_, '_> {
         Ok(FaultSpec::DiskBug {
             lying_fsync: !lose,
             lose_dir_entries,
-            nodes: self.nodes()?,
+            nodes: self.disk_nodes()?,
         })
     }
 
@@ -433,7 +480,7 @@ impl Entry<'_, '_> {
         Ok(FaultSpec::WriteError {
             probability,
             errno,
-            nodes: self.nodes()?,
+            nodes: self.disk_nodes()?,
         })
     }
 
@@ -441,7 +488,7 @@ impl Entry<'_, '_> {
         self.only("an \"fsync_error\" fault", &["probability", "nodes"])?;
         Ok(FaultSpec::FsyncError {
             probability: self.probability()?,
-            nodes: self.nodes()?,
+            nodes: self.disk_nodes()?,
         })
     }
 }
@@ -451,8 +498,14 @@ pub(super) fn fault_spec(
     ctx: &Ctx,
     f: &Fault,
     names: &[String],
+    disks: &[String],
 ) -> Result<FaultSpec, ScenarioError> {
-    let e = Entry { ctx, f, names };
+    let e = Entry {
+        ctx,
+        f,
+        names,
+        disks,
+    };
     match e.kind() {
         "partition" => e.partition(),
         "crash" => e.outage(Outage::Crash),

@@ -3,10 +3,13 @@
 //! line and column, and the field.
 
 pub mod bytes;
+pub mod check;
+pub mod disk;
 pub mod duration;
 mod faults;
 pub mod invariant;
 pub mod plan;
+mod rules;
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -33,22 +36,15 @@ struct File {
     #[serde(rename = "fault", default)]
     faults: Vec<faults::Fault>,
     #[serde(rename = "faults", default)]
-    rules: FaultsSection,
+    rules: rules::FaultsSection,
     #[serde(default)]
-    check: CheckSection,
+    check: check::CheckSection,
     #[serde(default)]
-    disk: DiskSection,
+    disk: disk::DiskSection,
     #[serde(rename = "pinned", default)]
     pinned: Vec<Pinned>,
     #[serde(rename = "invariant", default)]
     invariants: Vec<RawInvariant>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CheckSection {
-    stderr_patterns: Option<Vec<String>>,
-    command: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -83,22 +79,6 @@ struct Node {
     clock_offset: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FaultsSection {
-    max_down: Option<usize>,
-    quiet: Option<Spanned<String>>,
-    #[serde(default)]
-    swarm: bool,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DiskSection {
-    metadata: Option<Spanned<String>>,
-    size: Option<Spanned<String>>,
-}
-
 /// A node ready to launch.
 #[derive(Debug, Clone)]
 pub struct NodeSpec {
@@ -124,9 +104,6 @@ pub struct NodeSpec {
     pub reboot_on_exit: bool,
 }
 
-/// `[disk] size` when the file does not say.
-pub const DEFAULT_DISK_SIZE: u64 = 10 << 30;
-
 /// A validated scenario.
 #[derive(Debug, Clone)]
 pub struct Scenario {
@@ -144,16 +121,10 @@ pub struct Scenario {
     pub faults: Vec<FaultSpec>,
     /// The `[faults]` rules over all entries.
     pub rules: PlanRules,
-    /// stderr substrings that fail a seed.
-    pub stderr_patterns: Vec<String>,
-    /// A checker command run on each seed's artifacts (empty: none).
-    pub checker: Vec<String>,
-    /// Whether the disks journal metadata in order (ext4-like) or follow
-    /// POSIX strictly (only a directory's fsync makes its entries durable).
-    pub ordered_metadata: bool,
-    /// The size of every node's simulated disk (`[disk] size`), which
-    /// `statfs` reports with the bytes the node's files hold taken from it.
-    pub disk_size: u64,
+    /// The `[check]` section: stderr patterns, checker, liveness.
+    pub check: check::CheckSpec,
+    /// The `[disk]` settings of every node's simulated disk.
+    pub disk: disk::DiskSpec,
     /// Seeds pinned as regressions, with their notes: they run first, every time.
     pub pinned: Vec<(u64, String)>,
     /// Probes run during the seed, each on a host of its own after the nodes'.
@@ -315,10 +286,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         });
     }
     let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
+    let disks: Vec<String> = nodes
+        .iter()
+        .filter(|n| n.data_dir.is_some())
+        .map(|n| n.name.clone())
+        .collect();
     let mut faults = raw
         .faults
         .iter()
-        .map(|f| faults::fault_spec(&ctx, f, &names))
+        .map(|f| faults::fault_spec(&ctx, f, &names, &disks))
         .collect::<Result<Vec<_>, _>>()?;
     for node in &raw.nodes {
         if let Some(v) = &node.clock_offset {
@@ -330,25 +306,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             });
         }
     }
-    let quiet = raw
-        .rules
-        .quiet
-        .as_ref()
-        .map(|q| ctx.duration("faults.quiet", q))
-        .transpose()?;
-    if let (Some(q), Some(span)) = (quiet, raw.rules.quiet.as_ref().map(|q| q.span())) {
-        if q >= duration_ns {
-            return Err(ctx.err(
-                span,
-                "field `faults.quiet`: must be shorter than `duration`".into(),
-            ));
-        }
-    }
-    let rules = PlanRules {
-        max_down: raw.rules.max_down,
-        quiet,
-        swarm: raw.rules.swarm,
-    };
+    let rules = rules::rules(&ctx, &raw.rules, &faults, duration_ns)?;
     let invariants = invariant::specs(&ctx, &raw.invariants, &names)?;
     let pinned = raw
         .pinned
@@ -359,37 +317,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
                 .map_err(|e| ctx.err(p.seed.span(), format!("field `seed` of [[pinned]]: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let stderr_patterns = raw.check.stderr_patterns.clone().unwrap_or_else(|| {
-        crate::report::checks::DEFAULT_STDERR_PATTERNS
-            .iter()
-            .map(|p| p.to_string())
-            .collect()
-    });
-    let ordered_metadata = match raw
-        .disk
-        .metadata
-        .as_ref()
-        .map(|m| (m.get_ref().as_str(), m.span()))
-    {
-        None | Some(("posix", _)) => false,
-        Some(("ordered", _)) => true,
-        Some((other, span)) => {
-            return Err(ctx.err(
-                span,
-                format!("field `disk.metadata`: {other:?} is not \"posix\" or \"ordered\""),
-            ));
-        }
-    };
-    let disk_size = match &raw.disk.size {
-        None => DEFAULT_DISK_SIZE,
-        Some(v) => bytes::parse_bytes(v.get_ref())
-            .map_err(|e| ctx.err(v.span(), format!("field `disk.size`: {e}")))?,
-    };
+    let check = check::spec(&ctx, &raw.check, rules.quiet)?;
+    let disk = disk::spec(&ctx, &raw.disk)?;
     Ok(Scenario {
-        ordered_metadata,
-        disk_size,
-        stderr_patterns,
-        checker: raw.check.command.clone().unwrap_or_default(),
+        disk,
+        check,
         pinned,
         invariants,
         name: raw.name.into_inner(),

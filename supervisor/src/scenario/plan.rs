@@ -56,17 +56,6 @@ pub struct Groups {
     pub and: Option<Vec<String>>,
 }
 
-/// A link's conditions during a `link` fault.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LinkFault {
-    /// Shortest delay (ns).
-    pub delay_min: u64,
-    /// Longest delay (ns).
-    pub delay_max: u64,
-    /// Chance a datagram is lost.
-    pub loss: f64,
-}
-
 /// The `[faults]` section: rules over all entries.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PlanRules {
@@ -201,7 +190,7 @@ pub enum FaultSpec {
         /// End, if any.
         until: Option<u64>,
         /// The conditions.
-        params: LinkFault,
+        params: vnet::LinkParams,
     },
     /// Every TCP connection between the groups is reset at `at`.
     Reset {
@@ -267,7 +256,7 @@ pub enum FaultEvent {
     /// The node's clocks run at this ppm from now on (0: true rate).
     ClockDrift(String, i64),
     /// The links between the groups get these conditions.
-    Link(Groups, LinkFault),
+    Link(Groups, vnet::LinkParams),
     /// The links between the groups return to the scenario's `[net]`.
     LinkNormal(Groups),
     /// Reset every TCP connection between the groups.
@@ -308,15 +297,22 @@ struct Planned {
 }
 
 /// Which entries a seed uses: all of them, or with `swarm` a seeded subset
-/// (each entry kept with probability 1/2, at least one).
+/// of the `[[fault]]` entries (each kept with probability 1/2, at least
+/// one). A node's `clock_offset` is part of the node, never dropped.
 pub fn enabled(specs: &[FaultSpec], rules: &PlanRules, seed: u64) -> Vec<FaultSpec> {
-    if !rules.swarm || specs.is_empty() {
+    let entries: Vec<usize> = (0..specs.len())
+        .filter(|&i| !matches!(specs[i], FaultSpec::ClockOffset { .. }))
+        .collect();
+    if !rules.swarm || entries.is_empty() {
         return specs.to_vec();
     }
     let mut rng = ChaCha8Rng::seed_from_u64(Streams::split(seed).swarm());
-    let mut keep: Vec<bool> = specs.iter().map(|_| rng.gen_bool(0.5)).collect();
-    if !keep.contains(&true) {
-        keep[rng.gen_range(0..specs.len())] = true;
+    let mut keep = vec![true; specs.len()];
+    for &i in &entries {
+        keep[i] = rng.gen_bool(0.5);
+    }
+    if !entries.iter().any(|&i| keep[i]) {
+        keep[entries[rng.gen_range(0..entries.len())]] = true;
     }
     specs
         .iter()

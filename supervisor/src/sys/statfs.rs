@@ -1,7 +1,8 @@
 //! statfs and fstatfs. Programs size their storage from the free space of
 //! their data directory, and the host's free space changes all the time: a
 //! node's data_dir reports its simulated disk (`[disk] size`, minus what the
-//! node's files hold now, as vfs knows them), and every other file system
+//! node's files hold now, as vfs knows them; none free during a `disk_full`
+//! fault), and every other file system
 //! reports fixed figures (its type and flags stay the host's, so a program
 //! that checks for tmpfs or procfs still sees it).
 
@@ -56,7 +57,14 @@ impl Supervisor {
             Some(d) => {
                 let nd = self.disks.get(d);
                 let usage = nd.disk.usage();
-                (nd.size, usage.bytes, usage.inodes, d as i64 + 1)
+                // A `disk_full` fault: the disk has no room left, as its
+                // writes' ENOSPC says.
+                let used = if nd.disk.config().full {
+                    nd.size
+                } else {
+                    usage.bytes
+                };
+                (nd.size, used, usage.inodes, d as i64 + 1)
             }
             // A pseudo file system (procfs, sysfs, ...) has no blocks.
             None if st[2] == 0 => (0, 0, 0, 0),

@@ -100,7 +100,7 @@ fn lying_fsync_loses_acknowledged_data() {
 fn lose_dir_entries_drops_synced_entries() {
     let config = DiskConfig {
         lose_dir_entries: vec!["member/wal".into()],
-        ..model(CrashModel::Strict)
+        ..model(CrashModel::LoseAll)
     };
     let mut sim = Sim::new(0, config);
     sim.mkdir("member");

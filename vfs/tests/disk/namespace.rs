@@ -186,7 +186,7 @@ fn notifications_that_contradict_the_model_are_errors() {
 /// pattern etcd 3.4 relies on when it renames its wal.tmp directory).
 #[test]
 fn ordered_metadata_makes_earlier_entries_durable_on_any_fsync() {
-    let mut config = crate::support::model(vfs::CrashModel::Strict);
+    let mut config = crate::support::model(vfs::CrashModel::LoseAll);
     config.ordered_metadata = true;
     let mut sim = Sim::new(0, config);
     sim.mkdir("wal.tmp");

@@ -245,7 +245,7 @@ fn surviving_state_is_durable() {
         sim.create("new");
         sim.crash();
         let survived = sim.snapshot();
-        sim.disk.config_mut().crash_model = CrashModel::Strict;
+        sim.disk.config_mut().crash_model = CrashModel::LoseAll;
         let report = sim.crash();
         assert_eq!(sim.snapshot(), survived, "seed {seed}");
         assert!(report.files.is_empty() && report.dir_ops.is_empty());
@@ -265,7 +265,7 @@ fn files_found_at_open_count_as_durable() {
         dir.path().join("data/db.link"),
     )
     .unwrap();
-    let mut sim = Sim::over(dir, 0, model(CrashModel::Strict));
+    let mut sim = Sim::over(dir, 0, model(CrashModel::LoseAll));
     let before = sim.snapshot();
     sim.crash();
     assert_eq!(sim.snapshot(), before);

@@ -36,7 +36,7 @@ impl Sim {
     }
 
     pub fn strict() -> Sim {
-        Sim::new(0, model(CrashModel::Strict))
+        Sim::new(0, model(CrashModel::LoseAll))
     }
 
     pub fn host(&self, path: &str) -> PathBuf {

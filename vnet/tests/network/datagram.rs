@@ -104,7 +104,7 @@ fn per_link_parameters_override_the_default() {
     let slow = LinkParams {
         delay_min: 40 * MS,
         delay_max: 40 * MS,
-        loss: 0.0,
+        ..LinkParams::default()
     };
     net.set_link(a, b, slow).unwrap();
     assert!(net
@@ -150,4 +150,29 @@ fn shutdown_read_wakes_a_datagram_reader() {
         .iter()
         .any(|c| c.socket == u && c.readiness.readable));
     assert_eq!(net.recv(u, 10, false).unwrap().data, b"");
+}
+
+#[test]
+fn duplicating_links_deliver_some_datagrams_twice() {
+    let config = NetConfig {
+        link: LinkParams {
+            duplicate: 0.5,
+            ..LinkParams::default()
+        },
+        ..NetConfig::default()
+    };
+    let (mut net, a, b) = two_hosts(23, config);
+    let server = udp(&mut net, b, 9000);
+    let client = net.socket(a, Domain::Inet, Kind::Dgram);
+    for i in 0..100u8 {
+        net.send_to(client, &[i], Some(addr("127.77.0.2:9000")), 0)
+            .unwrap();
+    }
+    settle(&mut net, 0);
+    let mut got: Vec<u8> = received(&mut net, server).concat();
+    got.sort_unstable();
+    let twice = got.windows(2).filter(|w| w[0] == w[1]).count();
+    got.dedup();
+    assert_eq!(got, (0..100).collect::<Vec<u8>>(), "every datagram arrives");
+    assert!((25..75).contains(&twice), "{twice} of 100 arrived twice");
 }

@@ -141,3 +141,52 @@ fn partitioned_datagrams_are_dropped() {
     assert!(drops.contains(&Some(DropReason::Partition)));
     assert!(drops.contains(&None));
 }
+
+/// A lossy link loses transmissions of stream segments, never the bytes:
+/// they arrive in order, later (each loss costs a retransmission timeout).
+#[test]
+fn stream_loss_delays_segments_and_keeps_them_in_order() {
+    let lossy = vnet::LinkParams {
+        stream_loss: 0.5,
+        ..vnet::LinkParams::default()
+    };
+    let (mut net, a, b) = two_hosts(32, NetConfig::default());
+    let l = listener(&mut net, b, 80);
+    let (c, s, now) = connected(&mut net, a, "127.77.0.2:80", l, 0);
+    net.set_link(a, b, lossy).unwrap();
+    for i in 0..50u8 {
+        net.send(c, &[i], now).unwrap();
+    }
+    let end = settle(&mut net, now);
+    assert_eq!(read_all(&mut net, s), (0..50).collect::<Vec<u8>>());
+    let interval = NetConfig::default().retransmit_interval;
+    assert!(
+        end >= now + interval,
+        "some segment was resent: the last arrived {}ms after sending",
+        (end - now) / MS
+    );
+    let events = net.drain_events();
+    assert!(events.iter().all(|e| e.dropped.is_none()), "{events:?}");
+}
+
+/// With every transmission lost, the sender gives up after the retransmit
+/// timeout (ETIMEDOUT), as across a partition.
+#[test]
+fn a_link_losing_every_segment_times_the_stream_out() {
+    let (mut net, a, b) = two_hosts(33, NetConfig::default());
+    let l = listener(&mut net, b, 80);
+    let (c, _s, now) = connected(&mut net, a, "127.77.0.2:80", l, 0);
+    let dead = vnet::LinkParams {
+        stream_loss: 1.0,
+        ..vnet::LinkParams::default()
+    };
+    net.set_link(a, b, dead).unwrap();
+    net.send(c, b"never", now).unwrap();
+    let end = settle(&mut net, now);
+    let timeout = NetConfig::default().retransmit_timeout;
+    assert!(
+        end >= now + timeout && end <= now + timeout + 5 * MS,
+        "{end}"
+    );
+    assert_eq!(net.send(c, b"x", end), Err(NetError::TimedOut));
+}

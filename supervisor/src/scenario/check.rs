@@ -1,0 +1,70 @@
+//! The `[check]` section: what, besides node exits and invariant probes,
+//! fails a seed (stderr patterns, a checker command, liveness).
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{Ctx, ScenarioError};
+
+/// The `[check]` section as written in the file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CheckSection {
+    stderr_patterns: Option<Vec<String>>,
+    command: Option<Vec<String>>,
+    progress_within: Option<Spanned<String>>,
+}
+
+/// The checks a scenario asks for.
+#[derive(Debug, Clone)]
+pub struct CheckSpec {
+    /// stderr substrings that fail a seed.
+    pub stderr_patterns: Vec<String>,
+    /// A checker command run on each seed's artifacts (empty: none).
+    pub checker: Vec<String>,
+    /// Liveness: from the start of the quiet period, a successful operation
+    /// must be in the history within this many ns ("no progress" otherwise).
+    pub progress_within: Option<u64>,
+}
+
+/// Validates the `[check]` section; `quiet` is `[faults] quiet`, which
+/// `progress_within` counts from and must fit in.
+pub(super) fn spec(
+    ctx: &Ctx,
+    raw: &CheckSection,
+    quiet: Option<u64>,
+) -> Result<CheckSpec, ScenarioError> {
+    let progress_within = match &raw.progress_within {
+        None => None,
+        Some(v) => {
+            let within = ctx.duration("check.progress_within", v)?;
+            let message = match quiet {
+                None => Some(
+                    "field `check.progress_within`: counts from the start of the quiet period; \
+                     set [faults] quiet too"
+                        .to_string(),
+                ),
+                Some(q) if within > q || within == 0 => Some(format!(
+                    "field `check.progress_within`: must be more than 0s and fit in the quiet \
+                     period ({:.3}s)",
+                    q as f64 / 1e9
+                )),
+                Some(_) => None,
+            };
+            if let Some(message) = message {
+                return Err(ctx.err(v.span(), message));
+            }
+            Some(within)
+        }
+    };
+    Ok(CheckSpec {
+        stderr_patterns: raw.stderr_patterns.clone().unwrap_or_else(|| {
+            crate::report::checks::DEFAULT_STDERR_PATTERNS
+                .iter()
+                .map(|p| p.to_string())
+                .collect()
+        }),
+        checker: raw.command.clone().unwrap_or_default(),
+        progress_within,
+    })
+}
