@@ -423,6 +423,18 @@ pub struct RunArgs {
     #[arg(long, default_value = "10m", value_name = "DURATION", value_parser = crate::scenario::duration::parse_ns)]
     pub seed_timeout: u64,
 
+    /// Run the fault plan recorded in FILE (a seed's faults.json) instead of
+    /// planning the faults from each seed: the scenario's random entries
+    /// draw nothing, its planned entries are not read, and each event runs
+    /// at its recorded time with its recorded parameters (down time, clock
+    /// step, ppm, link delays and loss, corrupt glob and bytes). With the
+    /// seed that recorded it, the run is the same (same verdict, same trace
+    /// hash). The disk-error probabilities and disk bug switches still come
+    /// from the scenario. A file that cannot be read, or an entry naming no
+    /// node of the scenario, is an error naming the file and the entry (exit 2).
+    #[arg(long, value_name = "FILE")]
+    pub schedule: Option<std::path::PathBuf>,
+
     /// Also write the verdicts as JUnit XML to FILE: one test case per seed
     /// (failed ones carry the check and its message), for CI systems that
     /// show test reports, e.g. `--junit results.xml`.

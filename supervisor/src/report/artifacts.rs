@@ -128,6 +128,11 @@ pub struct Report {
     pub invariants: Vec<InvariantReport>,
     /// The first failing check.
     pub failure: Option<Failure>,
+    /// The seed ran a recorded fault schedule (`run --schedule`, `shrink`)
+    /// instead of planning its faults; its faults.json holds that plan, and
+    /// replay runs it again.
+    #[serde(default)]
+    pub scheduled: bool,
     /// The command that runs this seed again.
     pub replay: String,
 }
