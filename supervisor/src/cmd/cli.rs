@@ -121,6 +121,25 @@ EXIT CODES: 0 the seed passed, 1 it failed (as recorded), 2 bad input,\n\
 3 the replay differs from the recorded run."
     )]
     Replay(ReplayArgs),
+    /// Shrink a failing seed's faults to the ones its failure needs.
+    #[command(after_help = "EXAMPLES:\n  \
+faultline shrink runs/kv/5bc2d63b491424e2                  writes runs/kv/5bc2d63b491424e2/shrunk.toml\n  \
+faultline shrink runs/kv/5bc2d63b491424e2 --max-runs 200   try harder\n\n\
+The seed's fault schedule (DIR/faults.json: every fault it ran, with its time and\n\
+parameters) is run again with faults left out, by delta debugging (ddmin), until no\n\
+fault can be removed without the failing check passing (the same check must fail; a\n\
+different failure counts as passing). Each attempt prints one line: its number, the\n\
+faults it kept, and its result. The first attempt runs the whole schedule and must\n\
+give the recorded trace hash. DIR's own artifacts are never changed: attempts run in\n\
+DIR/shrink/attempt-N/ and only the last failing one is kept. At the end, DIR/shrunk.toml\n\
+is the scenario with its timed [[fault]] entries (random or planned) replaced by the\n\
+remaining faults as planned entries (node clock_offset and the disk error rates and\n\
+bug switches stay); `faultline run DIR/shrunk.toml --seed SEED` fails the same check.\n\n\
+EXIT CODES: 0 shrunk (or nothing to remove) and shrunk.toml written, 2 bad input (DIR is\n\
+not a failing seed's artifact directory, or its faults.json is unusable), 125 faultline\n\
+itself failed (a run broke, or the whole schedule did not give the recorded run again),\n\
+130/143 after SIGINT/SIGTERM.")]
+    Shrink(ShrinkArgs),
     /// Pin a seed as a regression: add it to the scenario's [[pinned]] list,
     /// so every `faultline run` of the file runs it first.
     #[command(after_help = "EXAMPLE:\n  faultline pin runs/kv/5bc2d63b491424e2\n\n\
@@ -530,6 +549,25 @@ pub struct ReplayArgs {
     pub artifacts: Option<std::path::PathBuf>,
 
     /// Wall-clock time the replay may take (as `run --seed-timeout`).
+    #[arg(long, default_value = "10m", value_name = "DURATION", value_parser = crate::scenario::duration::parse_ns)]
+    pub seed_timeout: u64,
+}
+
+/// Options of `faultline shrink`.
+#[derive(Debug, Args, Clone)]
+pub struct ShrinkArgs {
+    /// A failing seed's artifact directory (it holds report.json and
+    /// faults.json). Only DIR/shrink/ and DIR/shrunk.toml are written.
+    #[arg(value_name = "DIR")]
+    pub dir: std::path::PathBuf,
+
+    /// Most runs of the seed to make, the first (the whole schedule)
+    /// included; when they are spent, the fewest faults found so far are
+    /// written.
+    #[arg(long, default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_runs: u64,
+
+    /// Wall-clock time one run may take (as `run --seed-timeout`).
     #[arg(long, default_value = "10m", value_name = "DURATION", value_parser = crate::scenario::duration::parse_ns)]
     pub seed_timeout: u64,
 }

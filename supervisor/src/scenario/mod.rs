@@ -8,6 +8,7 @@ mod faults;
 pub mod invariant;
 pub mod plan;
 pub mod schedule_file;
+pub mod shrunk_file;
 
 use std::collections::BTreeMap;
 use std::ops::Range;

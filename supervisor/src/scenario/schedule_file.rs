@@ -147,6 +147,33 @@ impl Schedule {
     }
 }
 
+impl PlannedFault {
+    /// A node's setting rather than a fault (`clock_offset`): always kept.
+    pub fn is_setting(&self) -> bool {
+        self.events
+            .iter()
+            .all(|e| matches!(e.event, FaultEvent::ClockOffset(..)))
+    }
+
+    /// In words: `#3 crash kv at 1.500000000s, until 1.700000000s`.
+    pub fn describe(&self) -> String {
+        let secs = |t: u64| format!("{:.9}s", t as f64 / 1e9);
+        let mut words = format!("#{}", self.number);
+        for (i, e) in self.events.iter().enumerate() {
+            let what = match (&e.event, e.event.node()) {
+                (FaultEvent::Partition { isolate, .. }, _) => {
+                    format!("partition {}", isolate.join(","))
+                }
+                (event, Some(node)) => format!("{} {node}", event.kind()),
+                (event, None) => event.kind().to_string(),
+            };
+            let sep = if i == 0 { " " } else { ", then " };
+            words.push_str(&format!("{sep}{what} at {}", secs(e.t)));
+        }
+        words
+    }
+}
+
 /// The record kinds a plan event makes first: a faults.json with one of
 /// them but no `planned` field predates recorded plans.
 const PLAN_KINDS: &[&str] = &[
