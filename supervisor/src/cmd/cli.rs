@@ -18,7 +18,8 @@ faultline exec --seed 7 -- ./myprog        another interleaving\n  \
 faultline exec --check-determinism -- ./myprog   run twice, compare traces\n  \
 faultline exec --trace t.jsonl -- /usr/bin/etcd --version\n  \
 faultline run cluster.toml --seeds 100 -j 2   a scenario, 100 seeds (see `faultline run --help`)\n  \
-faultline replay runs/NAME/SEED              the same run again, checked event by event\n\n\
+faultline replay runs/NAME/SEED              the same run again, checked event by event\n  \
+faultline shrink runs/NAME/SEED              the fewest faults that still fail: shrunk.toml\n\n\
 EXIT CODES (exec):\n  \
 the program's own exit code, or 128+N when signal N killed it;\n  \
 2 a bad flag or argument (the message names it);\n  \
@@ -57,13 +58,16 @@ faultline run scenario.toml --seeds 50 --explore            50 seeds never run b
 faultline run scenario.toml --seed-list failing.txt         the seeds of a file, one per line\n  \
 faultline run scenario.toml --seeds 100 --results hunt.jsonl   append a JSON line per seed\n  \
 faultline run scenario.toml --seeds 50 --junit seeds.xml    JUnit XML for CI, one test per seed\n  \
-faultline run scenario.toml --seed-timeout 2m               a seed that spins is `stuck` after 2m\n\n\
+faultline run scenario.toml --seed-timeout 2m               a seed that spins is `stuck` after 2m\n  \
+faultline run scenario.toml --seed 0x2f1c6a0e9b1d4c77 --schedule runs/kv/2f1c6a0e9b1d4c77/faults.json\n  \
+                                                            that seed's recorded faults, not planned ones\n\n\
 MANY MACHINES: each shard writes <artifacts>/<scenario>/summary-shard-I-of-N.json;\n\
 `faultline merge DIR...` combines them (README, section Many machines).\n\n\
 SCENARIO FILE (every key in the README, section Scenarios):\n  \
 name = \"kv\"                 # seeds derive from it\n  \
 duration = \"30s\"            # virtual time per seed\n  \
 seeds = 10                   # optional default for --seeds\n  \
+folder = \"/abs/path\"        # optional: where commands resolve and nodes run (default: the file's)\n  \
 [net]                        # optional: delay_min, delay_max, udp_loss\n  \
 [disk]                       # optional: metadata = \"posix\" | \"ordered\", size = \"10GiB\"\n  \
 [[node]]                     # one host per node: 127.77.0.1, .2, ... in file order\n  \
