@@ -80,8 +80,7 @@ fn try_run(args: &RunArgs) -> Result<i32, RunError> {
     let mut job =
         SeedJob::new(&sc, &args.file, text, &sim, args.seed_timeout).map_err(RunError::BadInput)?;
     if let Some(path) = &args.schedule {
-        let schedule =
-            Schedule::read(path, &sc).map_err(|e| RunError::BadInput(e.to_string()))?;
+        let schedule = Schedule::read(path, &sc).map_err(|e| RunError::BadInput(e.to_string()))?;
         job = job.with_schedule(schedule);
     }
     interrupt::install();

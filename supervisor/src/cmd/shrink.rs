@@ -111,7 +111,9 @@ impl Search<'_> {
             if let Some(old) = self.best.replace(dir) {
                 let _ = std::fs::remove_dir_all(old);
             }
-        } else {
+        } else if self.runs > 1 {
+            // The first run (the whole schedule) stays when it did not
+            // fail as recorded: it is what the error points to.
             let _ = std::fs::remove_dir_all(&dir);
         }
         Ok((same, result.hash))
@@ -147,13 +149,11 @@ fn try_shrink(args: &ShrinkArgs) -> Result<(), ShrinkError> {
     let rec = &recorded.rec;
     let check = match (&rec.verdict, &rec.failure) {
         (Verdict::Fail, Some(f)) => f.check.clone(),
-        (v, _) => {
-            return Err(ShrinkError::BadInput(format!(
-                "{}: not a failing seed (its verdict is {}); shrink needs a seed whose check failed",
-                args.dir.display(),
-                v.word()
-            )))
-        }
+        (v, _) => return Err(ShrinkError::BadInput(format!(
+            "{}: not a failing seed (its verdict is {}); shrink needs a seed whose check failed",
+            args.dir.display(),
+            v.word()
+        ))),
     };
     let schedule = recorded.schedule().map_err(ShrinkError::BadInput)?;
     let faults = schedule.faults();
@@ -174,7 +174,9 @@ fn try_shrink(args: &ShrinkArgs) -> Result<(), ShrinkError> {
         work.display()
     );
     let mut search = Search {
-        job: recorded.job(args.seed_timeout).map_err(ShrinkError::BadInput)?,
+        job: recorded
+            .job(args.seed_timeout)
+            .map_err(ShrinkError::BadInput)?,
         seed: recorded.seed,
         check: check.clone(),
         fixed: fixed.iter().map(|f| f.number).collect(),
@@ -187,12 +189,13 @@ fn try_shrink(args: &ShrinkArgs) -> Result<(), ShrinkError> {
     };
     // The whole schedule first: it must be the recorded run again.
     let (same, hash) = search.attempt(&numbers, numbers.len())?;
-    let recorded_hash = crate::cmd::cli::parse_seed(&rec.trace_hash).map_err(ShrinkError::BadInput)?;
+    let recorded_hash =
+        crate::cmd::cli::parse_seed(&rec.trace_hash).map_err(ShrinkError::BadInput)?;
     if !same || hash != recorded_hash {
         return Err(ShrinkError::Faultline(format!(
-            "the recorded schedule did not give the recorded run again (trace-hash 0x{hash:016x}, recorded {}): see {}",
+            "the recorded schedule did not give the recorded run again (trace-hash 0x{hash:016x}, recorded {}): see {}/",
             rec.trace_hash,
-            search.work.display()
+            search.work.join("attempt-1").display()
         )));
     }
     let total = numbers.len();
@@ -220,14 +223,8 @@ fn write_shrunk(recorded: &Recorded, kept: &[PlannedFault]) -> Result<PathBuf, S
             .unwrap_or(Path::new("/"))
             .to_path_buf(),
     };
-    let text = shrunk_file::rewrite(
-        &recorded.text,
-        &recorded.sc,
-        recorded.seed,
-        kept,
-        &folder,
-    )
-    .map_err(|e| ShrinkError::BadInput(format!("{}: {e}", recorded.file.display())))?;
+    let text = shrunk_file::rewrite(&recorded.text, &recorded.sc, recorded.seed, kept, &folder)
+        .map_err(|e| ShrinkError::BadInput(format!("{}: {e}", recorded.file.display())))?;
     let path = recorded.dir.join("shrunk.toml");
     let header = format!(
         "# Written by `faultline shrink {}`: seed {}'s faults, reduced to those its failure needs.\n",

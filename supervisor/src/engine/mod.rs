@@ -265,12 +265,7 @@ pub(crate) enum StepEnd {
 impl Supervisor {
     /// Prepares a run on the given network; programs are added with
     /// [`Supervisor::launch`].
-    pub fn new(
-        cfg: Config,
-        trace: TraceLog,
-        net: NetState,
-        plan: Vec<Scheduled>,
-    ) -> Supervisor {
+    pub fn new(cfg: Config, trace: TraceLog, net: NetState, plan: Vec<Scheduled>) -> Supervisor {
         if cfg.pin_cpu {
             pin_to_one_cpu();
         }

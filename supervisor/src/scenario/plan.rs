@@ -358,12 +358,7 @@ pub fn enabled_mask(count: usize, rules: &PlanRules, seed: u64) -> Vec<bool> {
 }
 
 /// Builds the seed's plan for a run of `duration` ns, sorted by time.
-pub fn build(
-    specs: &[FaultSpec],
-    rules: &PlanRules,
-    seed: u64,
-    duration: u64,
-) -> Vec<Scheduled> {
+pub fn build(specs: &[FaultSpec], rules: &PlanRules, seed: u64, duration: u64) -> Vec<Scheduled> {
     let streams = Streams::split(seed);
     // Random crashes keep the stream they always had; every other random
     // entry draws from its own, so adding one leaves the others' plans alone.
@@ -373,15 +368,16 @@ pub fn build(
     let mut plan: Vec<Planned> = Vec::new();
     let mut faults = 0u32;
     // Each call starts a new fault unless `same` says the event ends the last one.
-    let mut push = |plan: &mut Vec<Planned>, t: u64, event: FaultEvent, outage: bool, same: bool| {
-        faults += u32::from(!same);
-        plan.push(Planned {
-            t,
-            event,
-            fault: faults,
-            outage,
-        })
-    };
+    let mut push =
+        |plan: &mut Vec<Planned>, t: u64, event: FaultEvent, outage: bool, same: bool| {
+            faults += u32::from(!same);
+            plan.push(Planned {
+                t,
+                event,
+                fault: faults,
+                outage,
+            })
+        };
     for (index, spec) in specs.iter().enumerate() {
         let mut own = ChaCha8Rng::seed_from_u64(streams.fault_entry(index));
         match spec {
@@ -448,7 +444,7 @@ pub fn build(
                     *at,
                     FaultEvent::ClockJump(node.clone(), *by),
                     false,
- false,
+                    false,
                 );
             }
             FaultSpec::ClockJumpRandom {
@@ -478,10 +474,16 @@ pub fn build(
                     *at,
                     FaultEvent::ClockDrift(node.clone(), *ppm),
                     false,
- false,
+                    false,
                 );
                 if let Some(u) = until.or(quiet_from) {
-                    push(&mut plan, u, FaultEvent::ClockDrift(node.clone(), 0), false, true);
+                    push(
+                        &mut plan,
+                        u,
+                        FaultEvent::ClockDrift(node.clone(), 0),
+                        false,
+                        true,
+                    );
                 }
             }
             FaultSpec::ClockOffset { node, by } => {
@@ -490,7 +492,7 @@ pub fn build(
                     0,
                     FaultEvent::ClockOffset(node.clone(), *by),
                     false,
- false,
+                    false,
                 );
             }
             FaultSpec::Link {
@@ -504,14 +506,26 @@ pub fn build(
                     *at,
                     FaultEvent::Link(groups.clone(), *params),
                     false,
- false,
+                    false,
                 );
                 if let Some(u) = until.or(quiet_from) {
-                    push(&mut plan, u, FaultEvent::LinkNormal(groups.clone()), false, true);
+                    push(
+                        &mut plan,
+                        u,
+                        FaultEvent::LinkNormal(groups.clone()),
+                        false,
+                        true,
+                    );
                 }
             }
             FaultSpec::Reset { groups, at } => {
-                push(&mut plan, *at, FaultEvent::Reset(groups.clone()), false, false);
+                push(
+                    &mut plan,
+                    *at,
+                    FaultEvent::Reset(groups.clone()),
+                    false,
+                    false,
+                );
             }
             FaultSpec::DiskFull { node, at, until } => {
                 push(
@@ -519,7 +533,7 @@ pub fn build(
                     *at,
                     FaultEvent::DiskFull(node.clone(), true),
                     false,
- false,
+                    false,
                 );
                 if let Some(u) = until.or(quiet_from) {
                     push(
@@ -527,7 +541,7 @@ pub fn build(
                         u,
                         FaultEvent::DiskFull(node.clone(), false),
                         false,
- true,
+                        true,
                     );
                 }
             }

@@ -100,7 +100,12 @@ impl Schedule {
             };
             let planned = PlannedEvent::deserialize(value)
                 .map_err(|e| bad(format!("field `planned`: {e}")))?;
-            if let Some(unknown) = planned.event.nodes().into_iter().find(|n| !names.contains(n)) {
+            if let Some(unknown) = planned
+                .event
+                .nodes()
+                .into_iter()
+                .find(|n| !names.contains(n))
+            {
                 return Err(bad(format!(
                     "node {unknown:?} is not a node of scenario {:?}",
                     sc.name
@@ -319,9 +324,15 @@ mod tests {
         let node = err(
             r#"[{"kind":"pause","planned":{"fault":1,"at":1,"event":{"kind":"pause","args":"zz"}}}]"#,
         );
-        assert!(node.contains("entry 0 (pause): node \"zz\" is not a node"), "{node}");
+        assert!(
+            node.contains("entry 0 (pause): node \"zz\" is not a node"),
+            "{node}"
+        );
         let shape = err(r#"[{"kind":"pause","planned":{"fault":1,"at":1}}]"#);
-        assert!(shape.contains("entry 0 (pause): field `planned`:"), "{shape}");
+        assert!(
+            shape.contains("entry 0 (pause): field `planned`:"),
+            "{shape}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

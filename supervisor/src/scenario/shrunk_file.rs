@@ -14,7 +14,12 @@ use crate::scenario::Scenario;
 
 /// The `[[fault]]` kinds that are not timed: the disk's error rates and bug
 /// switches, which stay as the seed had them.
-const DISK_KINDS: &[&str] = &["fsync_error", "write_error", "lying_fsync", "lose_dir_entries"];
+const DISK_KINDS: &[&str] = &[
+    "fsync_error",
+    "write_error",
+    "lying_fsync",
+    "lose_dir_entries",
+];
 
 /// `text` (scenario `sc`, seed `seed`) with `faults` as its only timed
 /// faults, named `<name>-shrunk` (so its runs get their own artifact
