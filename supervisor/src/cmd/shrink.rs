@@ -149,11 +149,13 @@ fn try_shrink(args: &ShrinkArgs) -> Result<(), ShrinkError> {
     let rec = &recorded.rec;
     let check = match (&rec.verdict, &rec.failure) {
         (Verdict::Fail, Some(f)) => f.check.clone(),
-        (v, _) => return Err(ShrinkError::BadInput(format!(
+        (v, _) => {
+            return Err(ShrinkError::BadInput(format!(
             "{}: not a failing seed (its verdict is {}); shrink needs a seed whose check failed",
             args.dir.display(),
             v.word()
-        ))),
+        )))
+        }
     };
     let schedule = recorded.schedule().map_err(ShrinkError::BadInput)?;
     let faults = schedule.faults();
@@ -250,7 +252,13 @@ fn report(search: &Search, kept: &[PlannedFault], finished: bool, shrunk: &Path)
         search.runs
     );
     for f in &faults {
-        eprintln!("faultline:   {}", f.describe());
+        match shrunk_file::entry_line(f, search.job.sc.duration_ns) {
+            Some(entry) => eprintln!("faultline:   #{}: {entry}", f.number),
+            None => eprintln!(
+                "faultline:   {} (no [[fault]] entry can say it)",
+                f.describe()
+            ),
+        }
     }
     if let Some(best) = &search.best {
         eprintln!("faultline: the last failing attempt: {}/", best.display());

@@ -306,6 +306,58 @@ mod tests {
     }
 
     #[test]
+    fn every_event_keeps_its_parameters_through_faults_json() {
+        use crate::scenario::plan::LinkFault;
+        let groups = Groups {
+            between: vec!["a".into()],
+            and: Some(vec!["b".into()]),
+        };
+        let events = [
+            FaultEvent::Partition {
+                isolate: vec!["a".into()],
+                from: Some(vec!["b".into()]),
+                one_way: true,
+            },
+            FaultEvent::Heal,
+            FaultEvent::Crash("a".into()),
+            FaultEvent::Kill("a".into()),
+            FaultEvent::Restart("a".into()),
+            FaultEvent::Pause("a".into()),
+            FaultEvent::Resume("a".into()),
+            FaultEvent::ClockJump("a".into(), -2_000_000_001),
+            FaultEvent::ClockOffset("a".into(), 7),
+            FaultEvent::ClockDrift("a".into(), -50_000),
+            FaultEvent::Link(
+                groups.clone(),
+                LinkFault {
+                    delay_min: 3,
+                    delay_max: 9,
+                    loss: 0.25,
+                },
+            ),
+            FaultEvent::LinkNormal(groups.clone()),
+            FaultEvent::Reset(groups),
+            FaultEvent::DiskFull("a".into(), true),
+            FaultEvent::Corrupt {
+                node: "a".into(),
+                path: "wal/*.wal".into(),
+                bytes: 3,
+            },
+        ];
+        for (i, event) in events.into_iter().enumerate() {
+            let planned = PlannedEvent {
+                fault: i as u32,
+                at: 1_000 + i as u64,
+                event,
+            };
+            let json = serde_json::to_value(&planned).unwrap();
+            assert_eq!(json["event"]["kind"], planned.event.kind(), "{json}");
+            let back = PlannedEvent::deserialize(&json).unwrap();
+            assert_eq!(back, planned, "{json}");
+        }
+    }
+
+    #[test]
     fn errors_name_the_file_and_the_entry() {
         let dir = folder("errors");
         let sc = scenario(&dir);

@@ -61,6 +61,13 @@ pub fn rewrite(
     Ok(doc.to_string())
 }
 
+/// `fault` as the entry shrunk.toml gets, on one line
+/// (`{ kind = "pause", at = "1191287490ns", node = "holder", ... }`), or
+/// `None` if it gets none (see `entry`).
+pub fn entry_line(fault: &PlannedFault, duration: u64) -> Option<String> {
+    Some(entry(fault, duration)?.into_inline_table().to_string())
+}
+
 /// A planned `[[fault]]` entry for `fault`; `None` for what is no entry:
 /// a node's `clock_offset` (kept in its `[[node]]`) and an end whose start
 /// the plan dropped.
@@ -156,6 +163,82 @@ mod tests {
             event,
             fault: Some(fault),
         }
+    }
+
+    #[test]
+    fn every_timed_kind_plans_the_same_events_again() {
+        let dir = std::env::temp_dir().join(format!("shrunk-kinds-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("s.toml");
+        let text = "name = \"k\"\nduration = \"10s\"\n[[node]]\nname = \"a\"\ncommand = [\"/bin/true\"]\ndata_dir = \"/data/a\"\n[[node]]\nname = \"b\"\ncommand = [\"/bin/true\"]\n";
+        std::fs::write(&file, text).unwrap();
+        let sc = crate::scenario::load(&file).unwrap();
+        let groups = Groups {
+            between: vec!["a".into()],
+            and: Some(vec!["b".into()]),
+        };
+        let link = plan::LinkFault {
+            delay_min: 3,
+            delay_max: 9,
+            loss: 0.25,
+        };
+        let pairs = [
+            (
+                FaultEvent::Partition {
+                    isolate: vec!["a".into()],
+                    from: Some(vec!["b".into()]),
+                    one_way: true,
+                },
+                Some(FaultEvent::Heal),
+            ),
+            (
+                FaultEvent::Kill("b".into()),
+                Some(FaultEvent::Restart("b".into())),
+            ),
+            (
+                FaultEvent::ClockDrift("a".into(), -50_000),
+                Some(FaultEvent::ClockDrift("a".into(), 0)),
+            ),
+            (
+                FaultEvent::Link(groups.clone(), link),
+                Some(FaultEvent::LinkNormal(groups.clone())),
+            ),
+            (FaultEvent::Reset(groups), None),
+            (
+                FaultEvent::DiskFull("a".into(), true),
+                Some(FaultEvent::DiskFull("a".into(), false)),
+            ),
+            (
+                FaultEvent::Corrupt {
+                    node: "a".into(),
+                    path: "wal/*.wal".into(),
+                    bytes: 3,
+                },
+                None,
+            ),
+        ];
+        let mut expected = Vec::new();
+        let faults: Vec<PlannedFault> = pairs
+            .into_iter()
+            .enumerate()
+            .map(|(i, (start, end))| {
+                let number = i as u32 + 1;
+                let t = 1_000 * u64::from(number);
+                let mut events = vec![at(t, start, number)];
+                events.extend(end.map(|e| at(t + 500, e, number)));
+                expected.extend(events.iter().map(|e| (e.t, e.event.clone())));
+                PlannedFault { number, events }
+            })
+            .collect();
+        let out = rewrite(text, &sc, 1, &faults, &dir).unwrap();
+        std::fs::write(&file, &out).unwrap();
+        let again = crate::scenario::load(&file).unwrap_or_else(|e| panic!("{e}\n{out}"));
+        let plan = plan::build(&again.faults, &again.rules, 1, again.duration_ns);
+        let events: Vec<(u64, FaultEvent)> = plan.into_iter().map(|s| (s.t, s.event)).collect();
+        expected.sort_by_key(|e| e.0);
+        assert_eq!(events, expected, "{out}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
