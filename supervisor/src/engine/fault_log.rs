@@ -12,6 +12,11 @@ use serde::{Deserialize, Serialize};
 use super::{FaultRecord, Supervisor};
 use crate::scenario::plan::{FaultEvent, Scheduled};
 
+/// The kind of a faults.json record that only holds a plan event that did
+/// nothing or came after the end: kept for the plan, left out of the
+/// timelines, which show what happened.
+pub const UNAPPLIED: &str = "unapplied";
+
 /// A plan event as faults.json records it: enough to plan it again exactly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlannedEvent {
@@ -175,7 +180,7 @@ impl Supervisor {
         self.fault_log.push(FaultRecord {
             t: self.clock.now().max(planned.at),
             event: self.trace.count(),
-            kind: "unapplied".into(),
+            kind: UNAPPLIED.into(),
             node: planned.event.node().unwrap_or_default().to_string(),
             detail: format!("planned {}: {why}", planned.event.kind()),
             paths: FaultPaths::default(),

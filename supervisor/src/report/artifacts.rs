@@ -269,6 +269,7 @@ fn timeline_text(report: &Report, outcome: &Outcome) -> String {
     let mut rows: Vec<(u64, u64, String)> = outcome
         .faults
         .iter()
+        .filter(|f| f.kind != crate::engine::fault_log::UNAPPLIED)
         .map(|f| {
             (
                 f.t,
