@@ -85,7 +85,7 @@ impl<'a> SeedJob<'a> {
 
     /// The folder nodes run in (commands already resolve against it): the
     /// scenario's `folder`, else the file's.
-    fn node_cwd(&self) -> PathBuf {
+    pub fn node_cwd(&self) -> PathBuf {
         self.sc.folder.clone().unwrap_or_else(|| {
             self.file
                 .parent()

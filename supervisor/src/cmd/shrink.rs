@@ -147,16 +147,7 @@ fn numbers_words(keep: &[u32]) -> String {
 fn try_shrink(args: &ShrinkArgs) -> Result<(), ShrinkError> {
     let recorded = Recorded::read(&args.dir).map_err(ShrinkError::BadInput)?;
     let rec = &recorded.rec;
-    let check = match (&rec.verdict, &rec.failure) {
-        (Verdict::Fail, Some(f)) => f.check.clone(),
-        (v, _) => {
-            return Err(ShrinkError::BadInput(format!(
-            "{}: not a failing seed (its verdict is {}); shrink needs a seed whose check failed",
-            args.dir.display(),
-            v.word()
-        )))
-        }
-    };
+    let check = failing_check(&recorded)?;
     let schedule = recorded.schedule().map_err(ShrinkError::BadInput)?;
     let faults = schedule.faults();
     let (fixed, candidates): (Vec<&PlannedFault>, Vec<&PlannedFault>) =
@@ -210,22 +201,31 @@ fn try_shrink(args: &ShrinkArgs) -> Result<(), ShrinkError> {
         .filter(|f| f.is_setting() || left.contains(&f.number))
         .cloned()
         .collect();
-    let shrunk = write_shrunk(&recorded, &kept)?;
+    let shrunk = write_shrunk(&recorded, &kept, &search.job.node_cwd())?;
     report(&search, &kept, finished, &shrunk);
     Ok(())
 }
 
-/// Writes DIR/shrunk.toml; returns its path.
-fn write_shrunk(recorded: &Recorded, kept: &[PlannedFault]) -> Result<PathBuf, ShrinkError> {
-    let folder = match &recorded.sc.folder {
-        Some(f) => f.clone(),
-        None => recorded
-            .file
-            .parent()
-            .unwrap_or(Path::new("/"))
-            .to_path_buf(),
-    };
-    let text = shrunk_file::rewrite(&recorded.text, &recorded.sc, recorded.seed, kept, &folder)
+/// The check a recorded seed failed; bad input if it did not fail.
+fn failing_check(recorded: &Recorded) -> Result<String, ShrinkError> {
+    match (&recorded.rec.verdict, &recorded.rec.failure) {
+        (Verdict::Fail, Some(f)) => Ok(f.check.clone()),
+        (v, _) => Err(ShrinkError::BadInput(format!(
+            "{}: not a failing seed (its verdict is {}); shrink needs a seed whose check failed",
+            recorded.dir.display(),
+            v.word()
+        ))),
+    }
+}
+
+/// Writes DIR/shrunk.toml, whose nodes run in `folder` (where the seed's
+/// ran); returns its path.
+fn write_shrunk(
+    recorded: &Recorded,
+    kept: &[PlannedFault],
+    folder: &Path,
+) -> Result<PathBuf, ShrinkError> {
+    let text = shrunk_file::rewrite(&recorded.text, &recorded.sc, recorded.seed, kept, folder)
         .map_err(|e| ShrinkError::BadInput(format!("{}: {e}", recorded.file.display())))?;
     let path = recorded.dir.join("shrunk.toml");
     let header = format!(
