@@ -299,3 +299,25 @@ fn bad_input_is_named() {
         "\n{out}"
     );
 }
+
+/// `--max-runs` bounds the runs: when they are spent, the fewest faults
+/// found so far are written, and the summary says the search stopped.
+#[test]
+fn max_runs_bounds_the_attempts() {
+    let run = failing_seed("shrink-bounded");
+    let seed_dir = run.seed_dir(SEED);
+    let shrink = faultline(&["shrink", seed_dir.to_str().unwrap(), "--max-runs", "2"]);
+    assert_eq!(shrink.code(), 0, "{}", shrink.stderr);
+    let attempts = shrink
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("faultline: shrink attempt "))
+        .count();
+    assert_eq!(attempts, 2, "{}", shrink.stderr);
+    assert!(
+        shrink.stderr.contains("stopped at --max-runs"),
+        "{}",
+        shrink.stderr
+    );
+    assert!(seed_dir.join("shrunk.toml").exists());
+}
