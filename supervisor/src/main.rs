@@ -18,6 +18,7 @@ fn main() {
         cmd::cli::Command::Run(args) => cmd::run::run(&args),
         cmd::cli::Command::Replay(args) => cmd::replay::replay(&args),
         cmd::cli::Command::Pin { dir } => cmd::replay::pin(&dir),
+        cmd::cli::Command::Shrink(args) => cmd::shrink::shrink(&args),
         cmd::cli::Command::Merge { dirs } => cmd::merge::merge(&dirs),
         cmd::cli::Command::CheckHistory(args) => cmd::check_history::run(&args),
         cmd::cli::Command::SyscallTable => {

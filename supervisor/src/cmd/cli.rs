@@ -18,7 +18,8 @@ faultline exec --seed 7 -- ./myprog        another interleaving\n  \
 faultline exec --check-determinism -- ./myprog   run twice, compare traces\n  \
 faultline exec --trace t.jsonl -- /usr/bin/etcd --version\n  \
 faultline run cluster.toml --seeds 100 -j 2   a scenario, 100 seeds (see `faultline run --help`)\n  \
-faultline replay runs/NAME/SEED              the same run again, checked event by event\n\n\
+faultline replay runs/NAME/SEED              the same run again, checked event by event\n  \
+faultline shrink runs/NAME/SEED              the fewest faults that still fail: shrunk.toml\n\n\
 EXIT CODES (exec):\n  \
 the program's own exit code, or 128+N when signal N killed it;\n  \
 2 a bad flag or argument (the message names it);\n  \
@@ -57,13 +58,16 @@ faultline run scenario.toml --seeds 50 --explore            50 seeds never run b
 faultline run scenario.toml --seed-list failing.txt         the seeds of a file, one per line\n  \
 faultline run scenario.toml --seeds 100 --results hunt.jsonl   append a JSON line per seed\n  \
 faultline run scenario.toml --seeds 50 --junit seeds.xml    JUnit XML for CI, one test per seed\n  \
-faultline run scenario.toml --seed-timeout 2m               a seed that spins is `stuck` after 2m\n\n\
+faultline run scenario.toml --seed-timeout 2m               a seed that spins is `stuck` after 2m\n  \
+faultline run scenario.toml --seed 0x2f1c6a0e9b1d4c77 --schedule runs/kv/2f1c6a0e9b1d4c77/faults.json\n  \
+                                                            that seed's recorded faults, not planned ones\n\n\
 MANY MACHINES: each shard writes <artifacts>/<scenario>/summary-shard-I-of-N.json;\n\
 `faultline merge DIR...` combines them (README, section Many machines).\n\n\
 SCENARIO FILE (every key in the README, section Scenarios):\n  \
 name = \"kv\"                 # seeds derive from it\n  \
 duration = \"30s\"            # virtual time per seed\n  \
 seeds = 10                   # optional default for --seeds\n  \
+folder = \"/abs/path\"        # optional: where commands resolve and nodes run (default: the file's)\n  \
 [net]                        # optional: delay_min, delay_max, udp_loss\n  \
 [disk]                       # optional: metadata = \"posix\" | \"ordered\", size = \"10GiB\",\n  \
                              #   unsynced = \"prefix_torn\" (default) | \"prefix\" | \"subset\" | \"lose_all\":\n  \
@@ -128,6 +132,25 @@ EXIT CODES: 0 the seed passed, 1 it failed (as recorded), 2 bad input,\n\
 3 the replay differs from the recorded run."
     )]
     Replay(ReplayArgs),
+    /// Shrink a failing seed's faults to the ones its failure needs.
+    #[command(after_help = "EXAMPLES:\n  \
+faultline shrink runs/kv/5bc2d63b491424e2                  writes runs/kv/5bc2d63b491424e2/shrunk.toml\n  \
+faultline shrink runs/kv/5bc2d63b491424e2 --max-runs 200   try harder\n\n\
+The seed's fault schedule (DIR/faults.json: every fault it ran, with its time and\n\
+parameters) is run again with faults left out, by delta debugging (ddmin), until no\n\
+fault can be removed without the failing check passing (the same check must fail; a\n\
+different failure counts as passing). Each attempt prints one line: its number, the\n\
+faults it kept, and its result. The first attempt runs the whole schedule and must\n\
+give the recorded trace hash. DIR's own artifacts are never changed: attempts run in\n\
+DIR/shrink/attempt-N/ and only the last failing one is kept. At the end, DIR/shrunk.toml\n\
+is the scenario with its timed [[fault]] entries (random or planned) replaced by the\n\
+remaining faults as planned entries (node clock_offset and the disk error rates and\n\
+bug switches stay); `faultline run DIR/shrunk.toml --seed SEED` fails the same check.\n\n\
+EXIT CODES: 0 shrunk (or nothing to remove) and shrunk.toml written, 2 bad input (DIR is\n\
+not a failing seed's artifact directory, or its faults.json is unusable), 125 faultline\n\
+itself failed (a run broke, or the whole schedule did not give the recorded run again),\n\
+130/143 after SIGINT/SIGTERM.")]
+    Shrink(ShrinkArgs),
     /// Pin a seed as a regression: add it to the scenario's [[pinned]] list,
     /// so every `faultline run` of the file runs it first.
     #[command(after_help = "EXAMPLE:\n  faultline pin runs/kv/5bc2d63b491424e2\n\n\
@@ -438,6 +461,18 @@ pub struct RunArgs {
     #[arg(long, default_value = "10m", value_name = "DURATION", value_parser = crate::scenario::duration::parse_ns)]
     pub seed_timeout: u64,
 
+    /// Run the fault plan recorded in FILE (a seed's faults.json) instead of
+    /// planning the faults from each seed: the scenario's random entries
+    /// draw nothing, its planned entries are not read, and each event runs
+    /// at its recorded time with its recorded parameters (down time, clock
+    /// step, ppm, link delays and loss, corrupt glob and bytes). With the
+    /// seed that recorded it, the run is the same (same verdict, same trace
+    /// hash). The disk-error probabilities and disk bug switches still come
+    /// from the scenario. A file that cannot be read, or an entry naming no
+    /// node of the scenario, is an error naming the file and the entry (exit 2).
+    #[arg(long, value_name = "FILE")]
+    pub schedule: Option<std::path::PathBuf>,
+
     /// Also write the verdicts as JUnit XML to FILE: one test case per seed
     /// (failed ones carry the check and its message), for CI systems that
     /// show test reports, e.g. `--junit results.xml`.
@@ -533,6 +568,25 @@ pub struct ReplayArgs {
     pub artifacts: Option<std::path::PathBuf>,
 
     /// Wall-clock time the replay may take (as `run --seed-timeout`).
+    #[arg(long, default_value = "10m", value_name = "DURATION", value_parser = crate::scenario::duration::parse_ns)]
+    pub seed_timeout: u64,
+}
+
+/// Options of `faultline shrink`.
+#[derive(Debug, Args, Clone)]
+pub struct ShrinkArgs {
+    /// A failing seed's artifact directory (it holds report.json and
+    /// faults.json). Only DIR/shrink/ and DIR/shrunk.toml are written.
+    #[arg(value_name = "DIR")]
+    pub dir: std::path::PathBuf,
+
+    /// Most runs of the seed to make, the first (the whole schedule)
+    /// included; when they are spent, the fewest faults found so far are
+    /// written.
+    #[arg(long, default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_runs: u64,
+
+    /// Wall-clock time one run may take (as `run --seed-timeout`).
     #[arg(long, default_value = "10m", value_name = "DURATION", value_parser = crate::scenario::duration::parse_ns)]
     pub seed_timeout: u64,
 }

@@ -3,6 +3,7 @@
 
 pub mod check_history;
 pub mod cli;
+pub mod ddmin;
 pub mod exec;
 pub mod links;
 pub mod merge;
@@ -12,4 +13,5 @@ pub mod results;
 pub mod run;
 pub mod seed;
 pub mod seeds;
+pub mod shrink;
 pub mod verdict;

@@ -52,6 +52,9 @@ fn spawn(args: &RunArgs, job: &SeedJob, index: usize, seed: u64) -> Result<Worke
     if let Some(results) = &args.results {
         command.arg("--results").arg(results);
     }
+    if let Some(schedule) = &args.schedule {
+        command.arg("--schedule").arg(schedule);
+    }
     command
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -12,11 +12,13 @@ use crate::report::artifacts::{Report, Verdict, SCENARIO_COPY, TRACE};
 use crate::report::divergence::first_divergence;
 use crate::report::provenance;
 use crate::scenario;
+use crate::scenario::schedule_file::Schedule;
 use crate::sim::trace::read_lines;
 
 /// Exit code: the replay's trace differs from the recorded one.
 const EXIT_DIVERGED: i32 = 3;
 
+/// DIR/report.json.
 fn read_report(dir: &Path) -> Result<Report, String> {
     let path = dir.join("report.json");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -85,21 +87,74 @@ fn warn_changes(rec: &Report) {
     }
 }
 
-fn try_replay(args: &ReplayArgs) -> Result<i32, String> {
-    let rec = read_report(&args.dir)?;
-    let seed = parse_seed(&rec.seed)?;
-    let file = PathBuf::from(&rec.file);
-    let text = recorded_scenario(&args.dir, &file)?;
-    let sc = scenario::parse(&file, &text).map_err(|e| e.to_string())?;
-    if sc.name != rec.scenario {
-        return Err(format!(
-            "{} now names scenario {:?}, not {:?}",
-            rec.file, sc.name, rec.scenario
-        ));
+/// A seed's artifact directory read back: what `replay` and `shrink` run again.
+pub(crate) struct Recorded {
+    /// The directory.
+    pub dir: PathBuf,
+    /// Its report.json.
+    pub rec: Report,
+    /// The seed.
+    pub seed: u64,
+    /// The scenario file the seed ran (absolute).
+    pub file: PathBuf,
+    /// The scenario text that ran (the copy in the directory).
+    pub text: String,
+    /// That text, validated.
+    pub sc: scenario::Scenario,
+}
+
+impl Recorded {
+    /// Reads DIR's report.json and scenario copy.
+    pub(crate) fn read(dir: &Path) -> Result<Recorded, String> {
+        let rec = read_report(dir)?;
+        let seed = parse_seed(&rec.seed)?;
+        let file = PathBuf::from(&rec.file);
+        let text = recorded_scenario(dir, &file)?;
+        let sc = scenario::parse(&file, &text).map_err(|e| e.to_string())?;
+        if sc.name != rec.scenario {
+            return Err(format!(
+                "{} now names scenario {:?}, not {:?}",
+                rec.file, sc.name, rec.scenario
+            ));
+        }
+        Ok(Recorded {
+            dir: dir.to_path_buf(),
+            rec,
+            seed,
+            file,
+            text,
+            sc,
+        })
     }
+
+    /// The seed's fault plan as its faults.json recorded it.
+    pub(crate) fn schedule(&self) -> Result<Schedule, String> {
+        Schedule::read(&self.dir.join("faults.json"), &self.sc).map_err(|e| e.to_string())
+    }
+
+    /// A job that runs the seed as recorded: its settings, and its recorded
+    /// schedule if it ran one.
+    pub(crate) fn job(&self, seed_timeout: u64) -> Result<SeedJob<'_>, String> {
+        let job = SeedJob::new(
+            &self.sc,
+            &self.file,
+            self.text.clone(),
+            &self.rec.settings,
+            seed_timeout,
+        )?;
+        Ok(match self.rec.scheduled {
+            true => job.with_schedule(self.schedule()?),
+            false => job,
+        })
+    }
+}
+
+fn try_replay(args: &ReplayArgs) -> Result<i32, String> {
+    let recorded = Recorded::read(&args.dir)?;
+    let (rec, seed) = (&recorded.rec, recorded.seed);
     let out = output_dir(args)?;
-    warn_changes(&rec);
-    let job = SeedJob::new(&sc, &file, text, &rec.settings, args.seed_timeout)?;
+    warn_changes(rec);
+    let job = recorded.job(args.seed_timeout)?;
     eprintln!(
         "faultline: replaying seed {} of {:?} into {}/",
         rec.seed,

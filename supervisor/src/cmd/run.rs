@@ -12,6 +12,7 @@ use crate::engine::signal_name;
 use crate::host::interrupt;
 use crate::report::artifacts::{self, Verdict};
 use crate::report::summary::{SeedResult, Summary};
+use crate::scenario::schedule_file::Schedule;
 use crate::scenario::{self, Scenario};
 
 /// Exit code: every seed passed.
@@ -76,8 +77,12 @@ fn try_run(args: &RunArgs) -> Result<i32, RunError> {
     if let Some(path) = &args.results {
         crate::cmd::results::check_writable(path).map_err(|e| RunError::BadInput(e.to_string()))?;
     }
-    let job =
+    let mut job =
         SeedJob::new(&sc, &args.file, text, &sim, args.seed_timeout).map_err(RunError::BadInput)?;
+    if let Some(path) = &args.schedule {
+        let schedule = Schedule::read(path, &sc).map_err(|e| RunError::BadInput(e.to_string()))?;
+        job = job.with_schedule(schedule);
+    }
     interrupt::install();
     let out_dir = args.artifacts.join(&sc.name);
     if !args.seed_worker {

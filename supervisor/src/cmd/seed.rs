@@ -20,6 +20,7 @@ use crate::report::checks::{self, Failure};
 use crate::report::provenance;
 use crate::report::summary::SeedResult;
 use crate::scenario::plan::FaultSpec;
+use crate::scenario::schedule_file::Schedule;
 use crate::scenario::{NodeSpec, Scenario};
 use crate::sim::netstate::NetState;
 use crate::sim::trace::TraceLog;
@@ -48,6 +49,9 @@ pub struct SeedJob<'a> {
     pub seed_timeout: Option<Duration>,
     /// SHA-256 of each node's program.
     pub binaries: BTreeMap<String, String>,
+    /// A recorded fault plan to run instead of planning the faults from
+    /// the seed (`run --schedule`, `shrink`).
+    pub schedule: Option<Schedule>,
 }
 
 impl<'a> SeedJob<'a> {
@@ -67,14 +71,26 @@ impl<'a> SeedJob<'a> {
             sim,
             seed_timeout: (seed_timeout_ns > 0).then(|| Duration::from_nanos(seed_timeout_ns)),
             binaries: provenance::hash_binaries(sc.nodes.iter().map(|n| n.program.as_path()))?,
+            schedule: None,
         })
     }
 
-    /// The folder nodes run in (commands already resolve against it).
-    fn node_cwd(&self) -> PathBuf {
-        self.file
-            .parent()
-            .map_or_else(|| PathBuf::from("/"), Path::to_path_buf)
+    /// The same job, running `schedule` instead of the seed's own plan.
+    pub fn with_schedule(self, schedule: Schedule) -> SeedJob<'a> {
+        SeedJob {
+            schedule: Some(schedule),
+            ..self
+        }
+    }
+
+    /// The folder nodes run in (commands already resolve against it): the
+    /// scenario's `folder`, else the file's.
+    pub fn node_cwd(&self) -> PathBuf {
+        self.sc.folder.clone().unwrap_or_else(|| {
+            self.file
+                .parent()
+                .map_or_else(|| PathBuf::from("/"), Path::to_path_buf)
+        })
     }
 }
 
@@ -129,7 +145,10 @@ fn build(job: &SeedJob, seed: u64, dir: &Path) -> Result<Built, String> {
     let trace = TraceLog::compressed(create(artifacts::TRACE.into())?)
         .map_err(|e| format!("{}/{}: {e}", dir.display(), artifacts::TRACE))?;
     let faults = crate::scenario::plan::enabled(&sc.faults, &sc.rules, seed);
-    let plan = crate::scenario::plan::build(&faults, &sc.rules, seed, sc.duration_ns);
+    let plan = match &job.schedule {
+        Some(schedule) => schedule.plan(),
+        None => crate::scenario::plan::build(&faults, &sc.rules, seed, sc.duration_ns),
+    };
     let mut sup = Supervisor::new(cfg, trace, net, plan);
     let mut outputs = Vec::new();
     // Workload clients append their key-value operations here ({history} or
@@ -335,6 +354,7 @@ fn report(
         nodes: artifacts::node_reports(outcome),
         invariants: artifacts::invariant_reports(job.sc, outcome),
         failure,
+        scheduled: job.schedule.is_some(),
         replay: format!("faultline replay {}", dir.display()),
     };
     artifacts::write(dir, &report, outcome).map_err(|e| format!("{}: {e}", dir.display()))?;

@@ -1,13 +1,43 @@
 //! The disk faults of the fault log (faults.json, the timelines): an
 //! injected fsync or write error with its node, path and errno, and a disk
 //! crash with the files whose writes it lost or tore and the directory
-//! operations it reverted, by path as the program sees them.
+//! operations it reverted, by path as the program sees them. Every event of
+//! the seed's fault plan is tied to its record, so faults.json is also the
+//! plan that `run --schedule` and `shrink` run again.
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{FaultRecord, Supervisor};
+use crate::scenario::plan::{FaultEvent, Scheduled};
+
+/// The kind of a faults.json record that only holds a plan event that did
+/// nothing or came after the end: kept for the plan, left out of the
+/// timelines, which show what happened.
+pub const UNAPPLIED: &str = "unapplied";
+
+/// A plan event as faults.json records it: enough to plan it again exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedEvent {
+    /// The fault it belongs to (a crash and its restart share the number).
+    pub fault: u32,
+    /// When it was planned (virtual ns): the record's `t` may be a step later.
+    pub at: u64,
+    /// What it does, with every parameter.
+    pub event: FaultEvent,
+}
+
+impl PlannedEvent {
+    /// The plan entry again.
+    pub fn scheduled(&self) -> Scheduled {
+        Scheduled {
+            t: self.at,
+            event: self.event.clone(),
+            fault: Some(self.fault),
+        }
+    }
+}
 
 /// The files and directory entries a disk fault touched, as the program
 /// sees their paths; empty for the faults of the network and of processes.
@@ -125,7 +155,45 @@ impl Supervisor {
                 errno: Some(errno.name()),
                 ..FaultPaths::default()
             },
+            planned: None,
         });
+    }
+
+    /// Ties plan event `scheduled`, just applied, to the first record it
+    /// made (those from index `logged` on); one that made none (a restart
+    /// of a node that is up) still gets a record, of kind `unapplied`,
+    /// outside the trace: a replayed plan must hold it too, since its time
+    /// is a deadline the run advanced to.
+    pub(super) fn log_planned(&mut self, scheduled: Scheduled, logged: usize, why: &str) {
+        let Some(fault) = scheduled.fault else {
+            return;
+        };
+        let planned = PlannedEvent {
+            fault,
+            at: scheduled.t,
+            event: scheduled.event,
+        };
+        if let Some(first) = self.fault_log.get_mut(logged) {
+            first.planned = Some(planned);
+            return;
+        }
+        self.fault_log.push(FaultRecord {
+            t: self.clock.now().max(planned.at),
+            event: self.trace.count(),
+            kind: UNAPPLIED.into(),
+            node: planned.event.node().unwrap_or_default().to_string(),
+            detail: format!("planned {}: {why}", planned.event.kind()),
+            paths: FaultPaths::default(),
+            planned: Some(planned),
+        });
+    }
+
+    /// Records the plan events the run ended before (see `log_planned`).
+    pub(super) fn log_unreached(&mut self) {
+        for scheduled in std::mem::take(&mut self.plan) {
+            let logged = self.fault_log.len();
+            self.log_planned(scheduled, logged, "the run ended first");
+        }
     }
 
     /// Power-cuts disk `disk` of node `name` (its processes are dead) and

@@ -31,6 +31,7 @@ impl Supervisor {
             node: node.to_string(),
             detail,
             paths: super::fault_log::FaultPaths::default(),
+            planned: None,
         });
         self.probes.after_fault(kind, t);
     }
@@ -38,9 +39,10 @@ impl Supervisor {
     /// Applies the planned faults whose time has come.
     pub(super) fn apply_faults(&mut self) -> Result<(), launch::LaunchError> {
         let now = self.clock.now();
-        while self.plan.first().is_some_and(|f| f.0 <= now) {
-            let (_, event) = self.plan.remove(0);
-            match event {
+        while self.plan.first().is_some_and(|f| f.t <= now) {
+            let scheduled = self.plan.remove(0);
+            let logged = self.fault_log.len();
+            match scheduled.event.clone() {
                 FaultEvent::Partition {
                     isolate,
                     from,
@@ -82,6 +84,7 @@ impl Supervisor {
                 FaultEvent::DiskFull(node, full) => self.disk_full(&node, full),
                 FaultEvent::Corrupt { node, path, bytes } => self.corrupt(&node, &path, bytes),
             }
+            self.log_planned(scheduled, logged, "it had no effect");
         }
         Ok(())
     }

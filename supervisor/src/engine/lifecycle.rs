@@ -7,7 +7,7 @@ use super::*;
 use crate::host::fdprobe;
 use crate::host::launch::{self, LaunchSpec};
 use crate::host::tracee;
-use crate::scenario::plan::FaultEvent;
+use crate::scenario::plan::{FaultEvent, Scheduled};
 use crate::sim::diskstate::NodeDisk;
 use crate::sim::world::*;
 use rand::Rng;
@@ -311,8 +311,13 @@ impl Supervisor {
                     events.push((now, FaultEvent::Reboot(root.name.clone())));
                 }
                 for (at, event) in events {
-                    let i = self.plan.partition_point(|(t, _)| *t <= at);
-                    self.plan.insert(i, (at, event));
+                    let i = self.plan.partition_point(|s| s.t <= at);
+                    let event = Scheduled {
+                        t: at,
+                        event,
+                        fault: None,
+                    };
+                    self.plan.insert(i, event);
                 }
             }
             return;

@@ -32,7 +32,7 @@ use scheduler::{SchedulePolicy, Scheduler};
 
 use crate::host::launch::LaunchSpec;
 use crate::host::watchdog::Watchdog;
-use crate::scenario::plan::FaultEvent;
+use crate::scenario::plan::Scheduled;
 use crate::sim::diskstate::Disks;
 use crate::sim::netstate::NetState;
 use crate::sim::seeds::Streams;
@@ -176,7 +176,7 @@ pub struct Supervisor {
     /// The nodes' simulated disks.
     pub(crate) disks: Disks,
     /// The fault plan: events at virtual times, in time order.
-    plan: Vec<(u64, FaultEvent)>,
+    plan: Vec<Scheduled>,
     /// The faults that happened, for faults.json and the timeline.
     fault_log: Vec<FaultRecord>,
     /// Hosts whose threads are not scheduled (`pause` faults).
@@ -256,6 +256,10 @@ pub struct FaultRecord {
     /// The paths and errno of a disk fault.
     #[serde(flatten)]
     pub paths: fault_log::FaultPaths,
+    /// The plan event this record is the first effect of (what
+    /// `run --schedule` runs again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planned: Option<fault_log::PlannedEvent>,
 }
 
 /// What the running thread did before the scheduler may pick again.
@@ -269,12 +273,7 @@ pub(crate) enum StepEnd {
 impl Supervisor {
     /// Prepares a run on the given network; programs are added with
     /// [`Supervisor::launch`].
-    pub fn new(
-        cfg: Config,
-        trace: TraceLog,
-        net: NetState,
-        plan: Vec<(u64, FaultEvent)>,
-    ) -> Supervisor {
+    pub fn new(cfg: Config, trace: TraceLog, net: NetState, plan: Vec<Scheduled>) -> Supervisor {
         if cfg.pin_cpu {
             pin_to_one_cpu();
         }

@@ -68,6 +68,7 @@ impl Supervisor {
     }
 
     pub(super) fn finish(mut self, ending: Ending) -> Outcome {
+        self.log_unreached();
         self.watchdog.shutdown();
         self.kill_all();
         let _ = self.trace.finish();
@@ -127,7 +128,7 @@ impl Supervisor {
             .iter()
             .map(|t| t.at)
             .chain(self.net.net.next_event_time())
-            .chain(self.plan.first().map(|f| f.0))
+            .chain(self.plan.first().map(|f| f.t))
             .chain(self.probes.next_time())
             .min()
     }

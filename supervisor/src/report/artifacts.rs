@@ -128,6 +128,11 @@ pub struct Report {
     pub invariants: Vec<InvariantReport>,
     /// The first failing check.
     pub failure: Option<Failure>,
+    /// The seed ran a recorded fault schedule (`run --schedule`, `shrink`)
+    /// instead of planning its faults; its faults.json holds that plan, and
+    /// replay runs it again.
+    #[serde(default)]
+    pub scheduled: bool,
     /// The command that runs this seed again.
     pub replay: String,
 }
@@ -264,6 +269,7 @@ fn timeline_text(report: &Report, outcome: &Outcome) -> String {
     let mut rows: Vec<(u64, u64, String)> = outcome
         .faults
         .iter()
+        .filter(|f| f.kind != crate::engine::fault_log::UNAPPLIED)
         .map(|f| {
             (
                 f.t,

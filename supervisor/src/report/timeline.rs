@@ -221,7 +221,8 @@ pub fn render(dir: &Path) -> Result<PathBuf, String> {
             report.format
         ));
     }
-    let faults: Vec<Fault> = read_json(&dir.join("faults.json"))?;
+    let mut faults: Vec<Fault> = read_json(&dir.join("faults.json"))?;
+    faults.retain(|f| f.kind != crate::engine::fault_log::UNAPPLIED);
     let exits = read_exits(&dir.join("timeline.txt"))?;
     let hosts = report.nodes.len() + report.invariants.len();
     let messages = read_messages(&dir.join("net.jsonl"), hosts)?;

@@ -10,6 +10,8 @@ mod faults;
 pub mod invariant;
 pub mod plan;
 mod rules;
+pub mod schedule_file;
+pub mod shrunk_file;
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -29,6 +31,7 @@ struct File {
     name: Spanned<String>,
     duration: Spanned<String>,
     seeds: Option<u64>,
+    folder: Option<Spanned<String>>,
     #[serde(default)]
     net: NetSection,
     #[serde(rename = "node", default)]
@@ -129,6 +132,10 @@ pub struct Scenario {
     pub pinned: Vec<(u64, String)>,
     /// Probes run during the seed, each on a host of its own after the nodes'.
     pub invariants: Vec<InvariantSpec>,
+    /// `folder`: where relative commands resolve and nodes run, when not
+    /// the file's own folder (a shrunk copy written next to a seed's
+    /// artifacts runs the original's programs where they ran).
+    pub folder: Option<PathBuf>,
 }
 
 /// Where in the file something went wrong, and what.
@@ -224,6 +231,17 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         let span = e.span().unwrap_or(0..0);
         ctx.err(span, e.message().to_string())
     })?;
+    let folder = match &raw.folder {
+        Some(f) if !f.get_ref().starts_with('/') => {
+            return Err(ctx.err(f.span(), "field `folder`: must be an absolute path".into()));
+        }
+        Some(f) => Some(PathBuf::from(f.get_ref())),
+        None => None,
+    };
+    let ctx = Ctx {
+        dir: folder.as_deref().unwrap_or(dir),
+        ..ctx
+    };
     let duration_ns = ctx.duration("duration", &raw.duration)?;
     if duration_ns == 0 {
         return Err(ctx.err(
@@ -331,6 +349,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         nodes,
         faults,
         rules,
+        folder,
     })
 }
 

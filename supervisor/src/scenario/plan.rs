@@ -5,6 +5,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 
 use crate::sim::seeds::Streams;
 
@@ -48,7 +49,7 @@ impl Outage {
 }
 
 /// Two groups of hosts: the links between them are what a fault touches.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Groups {
     /// One side.
     pub between: Vec<String>,
@@ -222,8 +223,11 @@ pub enum FaultSpec {
     },
 }
 
-/// Something the supervisor does at a planned time.
-#[derive(Debug, Clone, PartialEq)]
+/// Something the supervisor does at a planned time. Serialized (as
+/// `{"kind": "crash", "args": "n1"}`) into faults.json, so a recorded plan
+/// can be run again (`run --schedule`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "args", rename_all = "snake_case")]
 pub enum FaultEvent {
     /// Cut these hosts off from all others.
     Partition {
@@ -289,46 +293,68 @@ impl FaultEvent {
     }
 }
 
-/// A planned event, with the outage it belongs to (for `max_down`).
+/// An event of a seed's plan: when, what, and which fault it belongs to
+/// (a crash and its restart share one), so a recorded plan can be run
+/// again whole or with faults left out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scheduled {
+    /// Virtual ns.
+    pub t: u64,
+    /// What happens.
+    pub event: FaultEvent,
+    /// The fault's number in the plan; `None` for events the run adds
+    /// itself (the restart of a node with `restart_on_exit`).
+    pub fault: Option<u32>,
+}
+
+/// A planned event, with its fault's number and whether that fault is an
+/// outage (for `max_down`).
 struct Planned {
     t: u64,
     event: FaultEvent,
-    outage: Option<usize>,
+    fault: u32,
+    outage: bool,
+}
+
+impl Planned {
+    fn outage(&self) -> Option<u32> {
+        self.outage.then_some(self.fault)
+    }
 }
 
 /// Which entries a seed uses: all of them, or with `swarm` a seeded subset
 /// of the `[[fault]]` entries (each kept with probability 1/2, at least
 /// one). A node's `clock_offset` is part of the node, never dropped.
 pub fn enabled(specs: &[FaultSpec], rules: &PlanRules, seed: u64) -> Vec<FaultSpec> {
+    specs
+        .iter()
+        .zip(enabled_mask(specs, rules, seed))
+        .filter(|(_, k)| *k)
+        .map(|(s, _)| s.clone())
+        .collect()
+}
+
+/// For each entry of `specs`, whether the seed uses it (see `enabled`).
+pub fn enabled_mask(specs: &[FaultSpec], rules: &PlanRules, seed: u64) -> Vec<bool> {
     let entries: Vec<usize> = (0..specs.len())
         .filter(|&i| !matches!(specs[i], FaultSpec::ClockOffset { .. }))
         .collect();
+    let mut keep = vec![true; specs.len()];
     if !rules.swarm || entries.is_empty() {
-        return specs.to_vec();
+        return keep;
     }
     let mut rng = ChaCha8Rng::seed_from_u64(Streams::split(seed).swarm());
-    let mut keep = vec![true; specs.len()];
     for &i in &entries {
         keep[i] = rng.gen_bool(0.5);
     }
     if !entries.iter().any(|&i| keep[i]) {
         keep[entries[rng.gen_range(0..entries.len())]] = true;
     }
-    specs
-        .iter()
-        .zip(keep)
-        .filter(|(_, k)| *k)
-        .map(|(s, _)| s.clone())
-        .collect()
+    keep
 }
 
 /// Builds the seed's plan for a run of `duration` ns, sorted by time.
-pub fn build(
-    specs: &[FaultSpec],
-    rules: &PlanRules,
-    seed: u64,
-    duration: u64,
-) -> Vec<(u64, FaultEvent)> {
+pub fn build(specs: &[FaultSpec], rules: &PlanRules, seed: u64, duration: u64) -> Vec<Scheduled> {
     let streams = Streams::split(seed);
     // Random crashes keep the stream they always had; every other random
     // entry draws from its own, so adding one leaves the others' plans alone.
@@ -336,10 +362,18 @@ pub fn build(
     let quiet_from = rules.quiet.map(|q| duration.saturating_sub(q));
     let horizon = quiet_from.unwrap_or(duration);
     let mut plan: Vec<Planned> = Vec::new();
-    let mut outages = 0usize;
-    let push = |plan: &mut Vec<Planned>, t: u64, event: FaultEvent, outage: Option<usize>| {
-        plan.push(Planned { t, event, outage })
-    };
+    let mut faults = 0u32;
+    // Each call starts a new fault unless `same` says the event ends the last one.
+    let mut push =
+        |plan: &mut Vec<Planned>, t: u64, event: FaultEvent, outage: bool, same: bool| {
+            faults += u32::from(!same);
+            plan.push(Planned {
+                t,
+                event,
+                fault: faults,
+                outage,
+            })
+        };
     for (index, spec) in specs.iter().enumerate() {
         let mut own = ChaCha8Rng::seed_from_u64(streams.fault_entry(index));
         match spec {
@@ -355,9 +389,9 @@ pub fn build(
                     from: from.clone(),
                     one_way: *one_way,
                 };
-                push(&mut plan, *at, event, None);
+                push(&mut plan, *at, event, false, false);
                 if let Some(u) = until.or(quiet_from) {
-                    push(&mut plan, u, FaultEvent::Heal, None);
+                    push(&mut plan, u, FaultEvent::Heal, false, true);
                 }
             }
             FaultSpec::OutageAt {
@@ -366,9 +400,8 @@ pub fn build(
                 node,
                 down,
             } => {
-                outages += 1;
-                push(&mut plan, *at, kind.start(node), Some(outages));
-                push(&mut plan, at + down, kind.end(node), Some(outages));
+                push(&mut plan, *at, kind.start(node), true, false);
+                push(&mut plan, at + down, kind.end(node), true, true);
             }
             FaultSpec::FsyncError { .. }
             | FaultSpec::WriteError { .. }
@@ -397,9 +430,8 @@ pub fn build(
                     *max_down_nodes,
                     nodes,
                 ) {
-                    outages += 1;
-                    push(&mut plan, t, kind.start(node), Some(outages));
-                    push(&mut plan, t + down, kind.end(node), Some(outages));
+                    push(&mut plan, t, kind.start(node), true, false);
+                    push(&mut plan, t + down, kind.end(node), true, true);
                 }
             }
             FaultSpec::ClockJump { at, node, by } => {
@@ -407,7 +439,8 @@ pub fn build(
                     &mut plan,
                     *at,
                     FaultEvent::ClockJump(node.clone(), *by),
-                    None,
+                    false,
+                    false,
                 );
             }
             FaultSpec::ClockJumpRandom {
@@ -423,7 +456,7 @@ pub fn build(
                     }
                     let node = nodes[own.gen_range(0..nodes.len())].clone();
                     let by = own.gen_range(-(*max_by as i64)..=*max_by as i64);
-                    push(&mut plan, t, FaultEvent::ClockJump(node, by), None);
+                    push(&mut plan, t, FaultEvent::ClockJump(node, by), false, false);
                 }
             }
             FaultSpec::ClockDrift {
@@ -436,10 +469,17 @@ pub fn build(
                     &mut plan,
                     *at,
                     FaultEvent::ClockDrift(node.clone(), *ppm),
-                    None,
+                    false,
+                    false,
                 );
                 if let Some(u) = until.or(quiet_from) {
-                    push(&mut plan, u, FaultEvent::ClockDrift(node.clone(), 0), None);
+                    push(
+                        &mut plan,
+                        u,
+                        FaultEvent::ClockDrift(node.clone(), 0),
+                        false,
+                        true,
+                    );
                 }
             }
             FaultSpec::ClockOffset { node, by } => {
@@ -447,7 +487,8 @@ pub fn build(
                     &mut plan,
                     0,
                     FaultEvent::ClockOffset(node.clone(), *by),
-                    None,
+                    false,
+                    false,
                 );
             }
             FaultSpec::Link {
@@ -460,28 +501,43 @@ pub fn build(
                     &mut plan,
                     *at,
                     FaultEvent::Link(groups.clone(), *params),
-                    None,
+                    false,
+                    false,
                 );
                 if let Some(u) = until.or(quiet_from) {
-                    push(&mut plan, u, FaultEvent::LinkNormal(groups.clone()), None);
+                    push(
+                        &mut plan,
+                        u,
+                        FaultEvent::LinkNormal(groups.clone()),
+                        false,
+                        true,
+                    );
                 }
             }
             FaultSpec::Reset { groups, at } => {
-                push(&mut plan, *at, FaultEvent::Reset(groups.clone()), None);
+                push(
+                    &mut plan,
+                    *at,
+                    FaultEvent::Reset(groups.clone()),
+                    false,
+                    false,
+                );
             }
             FaultSpec::DiskFull { node, at, until } => {
                 push(
                     &mut plan,
                     *at,
                     FaultEvent::DiskFull(node.clone(), true),
-                    None,
+                    false,
+                    false,
                 );
                 if let Some(u) = until.or(quiet_from) {
                     push(
                         &mut plan,
                         u,
                         FaultEvent::DiskFull(node.clone(), false),
-                        None,
+                        false,
+                        true,
                     );
                 }
             }
@@ -496,7 +552,7 @@ pub fn build(
                     path: path.clone(),
                     bytes: *bytes,
                 };
-                push(&mut plan, *at, event, None);
+                push(&mut plan, *at, event, false, false);
             }
         }
     }
@@ -508,18 +564,24 @@ pub fn build(
     if let Some(max) = rules.max_down {
         limit_down(&mut plan, max);
     }
-    plan.into_iter().map(|p| (p.t, p.event)).collect()
+    plan.into_iter()
+        .map(|p| Scheduled {
+            t: p.t,
+            event: p.event,
+            fault: Some(p.fault),
+        })
+        .collect()
 }
 
 /// From `q` on no fault starts; whatever is still in effect then ends at `q`.
 fn quiet_period(plan: &mut Vec<Planned>, q: u64) {
-    let late_starts: Vec<usize> = plan
+    let late_starts: Vec<u32> = plan
         .iter()
         .filter(|p| p.t >= q && !p.event.ends_fault() && p.t > 0)
-        .filter_map(|p| p.outage)
+        .filter_map(Planned::outage)
         .collect();
     plan.retain(|p| {
-        let dropped_outage = p.outage.is_some_and(|o| late_starts.contains(&o));
+        let dropped_outage = p.outage().is_some_and(|o| late_starts.contains(&o));
         !dropped_outage && (p.t < q || p.t == 0 || p.event.ends_fault())
     });
     for p in plan.iter_mut() {
@@ -531,10 +593,10 @@ fn quiet_period(plan: &mut Vec<Planned>, q: u64) {
 /// Drops every outage that would take more than `max` nodes down at once
 /// (or a node already down), counting all kinds together.
 fn limit_down(plan: &mut Vec<Planned>, max: usize) {
-    let mut down: Vec<(usize, String)> = Vec::new();
-    let mut dropped: Vec<usize> = Vec::new();
+    let mut down: Vec<(u32, String)> = Vec::new();
+    let mut dropped: Vec<u32> = Vec::new();
     for p in plan.iter() {
-        let Some(o) = p.outage else { continue };
+        let Some(o) = p.outage() else { continue };
         match &p.event {
             FaultEvent::Crash(n) | FaultEvent::Kill(n) | FaultEvent::Pause(n) => {
                 if down.len() >= max || down.iter().any(|(_, d)| d == n) {
@@ -546,7 +608,7 @@ fn limit_down(plan: &mut Vec<Planned>, max: usize) {
             _ => down.retain(|(d, _)| *d != o),
         }
     }
-    plan.retain(|p| !p.outage.is_some_and(|o| dropped.contains(&o)));
+    plan.retain(|p| !p.outage().is_some_and(|o| dropped.contains(&o)));
 }
 
 /// An exponential gap with mean `every` (events arrive as a Poisson process).
@@ -620,8 +682,8 @@ mod tests {
         );
         // Never more than one node down at once.
         let mut down = 0i32;
-        for (_, e) in &a {
-            match e {
+        for e in &a {
+            match &e.event {
                 FaultEvent::Crash(_) => down += 1,
                 FaultEvent::Restart(_) => down -= 1,
                 _ => {}
@@ -643,11 +705,16 @@ mod tests {
             1,
             100,
         );
+        let planned = |t, event| Scheduled {
+            t,
+            event,
+            fault: Some(1),
+        };
         assert_eq!(
             plan,
             vec![
-                (5, FaultEvent::Crash("a".into())),
-                (8, FaultEvent::Restart("a".into()))
+                planned(5, FaultEvent::Crash("a".into())),
+                planned(8, FaultEvent::Restart("a".into()))
             ]
         );
     }
