@@ -60,3 +60,40 @@ fn coreutils_timeout_kills_after_five_virtual_seconds() {
         "{run}"
     );
 }
+
+/// timerfd on virtual time, waited for with epoll, poll, select and a
+/// blocking read: periodic and one-shot, relative and absolute, on the
+/// three clocks, with the expiration count and EAGAIN a timerfd gives.
+fn timerfds_expire_on_virtual_time(program: Program) {
+    let run = run_twice(&Exec::program(program).seed(5));
+    run.expect_success();
+    let out = run.out();
+    for line in [
+        "cloexec 1",
+        "armed interval_ms 100",
+        "tick 1 at 0.100 count 1",
+        "tick 2 at 0.200 count 1",
+        "tick 3 at 0.300 count 1",
+        "after sleep count 3",
+        "old interval_ms 100",
+        "disarmed 1",
+        "eagain 1",
+        "oneshot after 0.050 count 1",
+        "spent eagain 1",
+        "abstime after 1.000 count 1",
+        "blocking read after 0.200 count 1",
+        "write einval 1",
+        "elapsed 1.900",
+    ] {
+        assert!(out.lines().any(|l| l == line), "missing {line:?}\n{run}");
+    }
+    assert!(
+        run.faultline_line_with("unsupported").is_none(),
+        "a timerfd call was refused\n{run}"
+    );
+}
+per_linkage!(
+    c_timerfds_expire_on_virtual_time,
+    Program::c("timerfd"),
+    timerfds_expire_on_virtual_time
+);

@@ -145,6 +145,8 @@ pub struct Supervisor {
     pub(crate) cpu: crate::sim::cputime::CpuLedger,
     /// The programs' POSIX timers.
     pub(crate) posix_timers: crate::sys::timers::PosixTimers,
+    /// The timerfds of every process.
+    pub(crate) timer_fds: crate::sys::timerfd::TimerFds,
     /// Reads of host state that is not simulated, per (call kind, node).
     pub(crate) host_state: BTreeMap<(String, String), u64>,
     /// The file identities `stat` shows.
@@ -285,6 +287,7 @@ impl Supervisor {
             clock: VClock::new(cfg.epoch_secs),
             cpu: Default::default(),
             posix_timers: Default::default(),
+            timer_fds: Default::default(),
             host_state: BTreeMap::new(),
             file_ids: Default::default(),
             sched: Scheduler::new(seeds.schedule, cfg.schedule),
