@@ -97,6 +97,7 @@ impl Supervisor {
                 )
                 .collect(),
             lines: self.trace.lines().to_vec(),
+            thread_nodes: std::mem::take(&mut self.thread_nodes),
         }
     }
 

@@ -8,6 +8,7 @@ pub mod history_page;
 pub mod junit;
 pub mod lanes;
 pub mod provenance;
+pub mod replays;
 pub mod summary;
 
 pub mod timeline;
