@@ -480,8 +480,8 @@ pub struct RunArgs {
 impl RunArgs {
     /// Which seeds run twice: every one (`--check-determinism`), none
     /// (`--no-recheck`), or the failing ones.
-    pub fn recheck(&self) -> crate::cmd::seed::Recheck {
-        use crate::cmd::seed::Recheck;
+    pub fn recheck(&self) -> crate::cmd::recheck::Recheck {
+        use crate::cmd::recheck::Recheck;
         match (self.check_determinism, self.no_recheck) {
             (true, _) => Recheck::Every,
             (false, true) => Recheck::Never,

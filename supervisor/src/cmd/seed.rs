@@ -11,20 +11,20 @@ use std::time::{Duration, Instant};
 use crate::cmd::cli::SimArgs;
 use crate::cmd::exec::config;
 use crate::cmd::links::StableLinks;
+use crate::cmd::recheck::{self, Recheck};
 use crate::engine::probes::ProbeSpec;
 use crate::engine::{Ending, Outcome, Supervisor};
 use crate::host::launch::LaunchSpec;
 use crate::host::seccomp;
 use crate::report::artifacts::{self, Report, Verdict};
 use crate::report::checks::{self, Failure};
-use crate::report::divergence::{first_divergence, Divergence};
 use crate::report::provenance;
-use crate::report::replays::{Diverged, Replays};
+use crate::report::replays::Replays;
 use crate::report::summary::SeedResult;
 use crate::scenario::plan::FaultSpec;
 use crate::scenario::{NodeSpec, Scenario};
 use crate::sim::netstate::NetState;
-use crate::sim::trace::{read_lines, TraceLog};
+use crate::sim::trace::TraceLog;
 use crate::sys::table as syscalls;
 
 /// The environment every node starts from (the host's would make runs
@@ -34,19 +34,6 @@ const BASE_ENV: &[(&str, &str)] = &[
     ("HOME", "/tmp"),
     ("LANG", "C.UTF-8"),
 ];
-
-/// Which seeds run a second time, to check that their trace replays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Recheck {
-    /// None (`run --no-recheck`, `replay`, and the second run itself).
-    Never,
-    /// The failing ones, so a failure that does not replay says so (the
-    /// default of `run`).
-    Failures,
-    /// Every one; a seed whose runs differ is `nondeterministic`
-    /// (`run --check-determinism`).
-    Every,
-}
 
 /// Everything a seed's run needs besides the seed: the same for every seed
 /// of one `run`.
@@ -106,10 +93,6 @@ struct Built {
     history: PathBuf,
 }
 
-/// Where a seed's second run goes, inside its directory; kept only when
-/// the runs differ.
-pub const RECHECK_DIR: &str = "recheck";
-
 /// Runs one seed into `dir` (emptied first) and returns its result.
 pub fn run_seed(job: &SeedJob, seed: u64, dir: &Path) -> Result<SeedResult, String> {
     run_judged(job, seed, dir).map(|(result, _)| result)
@@ -117,7 +100,11 @@ pub fn run_seed(job: &SeedJob, seed: u64, dir: &Path) -> Result<SeedResult, Stri
 
 /// Runs, judges (running the seed again if `job.recheck` asks) and
 /// reports one seed; returns its result and the run's outcome.
-fn run_judged(job: &SeedJob, seed: u64, dir: &Path) -> Result<(SeedResult, Outcome), String> {
+pub(crate) fn run_judged(
+    job: &SeedJob,
+    seed: u64,
+    dir: &Path,
+) -> Result<(SeedResult, Outcome), String> {
     let started = Instant::now();
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -127,14 +114,12 @@ fn run_judged(job: &SeedJob, seed: u64, dir: &Path) -> Result<(SeedResult, Outco
     let outcome = built.sup.run();
     drop(built.outputs);
     let (mut verdict, mut failure) = judge(job, &outcome, dir, &built.history, started.elapsed());
-    let replays = match (job.recheck, verdict) {
-        (Recheck::Failures, Verdict::Fail) | (Recheck::Every, Verdict::Pass | Verdict::Fail) => {
-            recheck(job, seed, dir, &outcome)?
-        }
-        _ => None,
+    let replays = match job.recheck.wants(verdict) {
+        true => recheck::second_run(job, seed, dir, &outcome)?,
+        false => None,
     };
     if let (Recheck::Every, Some(Replays::Diverged(d))) = (job.recheck, &replays) {
-        failure = Some(nondeterministic(d, verdict, failure.as_ref()));
+        failure = Some(recheck::nondeterministic(d, verdict, failure.as_ref()));
         verdict = Verdict::Nondeterministic;
     }
     let report = report(
@@ -148,69 +133,6 @@ fn run_judged(job: &SeedJob, seed: u64, dir: &Path) -> Result<(SeedResult, Outco
     let mut result = SeedResult::from_report(&report)?;
     result.text = crate::cmd::verdict::seed_text(&report, &outcome, dir);
     Ok((result, outcome))
-}
-
-/// Runs the seed a second time into `dir`/recheck and compares the traces
-/// event by event (None if an interrupt cut the second run short).
-fn recheck(
-    job: &SeedJob,
-    seed: u64,
-    dir: &Path,
-    first: &Outcome,
-) -> Result<Option<Replays>, String> {
-    let again = dir.join(RECHECK_DIR);
-    let once = SeedJob {
-        recheck: Recheck::Never,
-        ..job.clone()
-    };
-    let (_, second) = run_judged(&once, seed, &again)?;
-    if crate::host::interrupt::received().is_some() {
-        return Ok(None);
-    }
-    if (second.hash, second.events) == (first.hash, first.events) {
-        let _ = std::fs::remove_dir_all(&again);
-        return Ok(Some(Replays::Identical));
-    }
-    let read = |d: &Path| {
-        read_lines(&d.join(artifacts::TRACE)).map_err(|e| format!("{}: {e}", d.display()))
-    };
-    let divergence = first_divergence(read(dir)?, read(&again)?).unwrap_or(Divergence {
-        // Same lines, another hash: the hash also folds in bytes the lines
-        // do not show (written data), so the runs differ past the last event.
-        event: first.events as usize + 1,
-        first: "(run ended)".into(),
-        second: "(run ended)".into(),
-    });
-    Ok(Some(Replays::Diverged(Box::new(Diverged::new(
-        &divergence,
-        first,
-        &second,
-    )))))
-}
-
-/// The failure of a seed whose two runs differ: at the first divergent
-/// event, naming what the first run's verdict was.
-fn nondeterministic(d: &Diverged, verdict: Verdict, failed: Option<&Failure>) -> Failure {
-    let first = match failed {
-        Some(f) => format!(
-            "{} (check {:?}: {})",
-            verdict.word(),
-            f.check,
-            f.message.lines().next().unwrap_or("")
-        ),
-        None => verdict.word().to_string(),
-    };
-    Failure {
-        check: "determinism".into(),
-        message: format!(
-            "two runs of this seed differ from event {} on (the first run's verdict: {first})",
-            d.event
-        ),
-        t_ns: d.first.as_ref().or(d.second.as_ref()).map_or(0, |e| e.t_ns),
-        event: d.event as u64,
-        unit: "event".into(),
-        operations: Vec::new(),
-    }
 }
 
 /// Step 1: the supervisor with every node launched on its host.
