@@ -69,6 +69,18 @@ pub enum Cause {
     Unknown,
 }
 
+impl Cause {
+    /// The cause two runs point at: a host-state read in either comes
+    /// first (it is named in report.json), then a watchdog preemption.
+    fn of(read_host_state: bool, preempted: bool) -> Cause {
+        match (read_host_state, preempted) {
+            (true, _) => Cause::HostState,
+            (false, true) => Cause::WatchdogPreemption,
+            (false, false) => Cause::Unknown,
+        }
+    }
+}
+
 /// One line of a trace file, as the trace writes it.
 #[derive(Deserialize)]
 struct Line {
@@ -123,13 +135,10 @@ impl Diverged {
     /// The divergence `d` of runs `first` and `second`, with each event's
     /// node and the cause the runs' own reports point at.
     pub fn new(d: &Divergence, first: &Outcome, second: &Outcome) -> Diverged {
-        let cause = if !first.host_state.is_empty() || !second.host_state.is_empty() {
-            Cause::HostState
-        } else if first.preemptions + second.preemptions > 0 {
-            Cause::WatchdogPreemption
-        } else {
-            Cause::Unknown
-        };
+        let cause = Cause::of(
+            !first.host_state.is_empty() || !second.host_state.is_empty(),
+            first.preemptions + second.preemptions > 0,
+        );
         Diverged {
             event: d.event,
             first: TraceEvent::parse(&d.first, |tid| node_of(first, tid)),
@@ -193,6 +202,13 @@ mod tests {
             "node n3, thread 3, t=1.500000000s: read(5, 4096) -> =12"
         );
         assert_eq!(TraceEvent::words(None), "(run ended)");
+    }
+
+    #[test]
+    fn host_state_is_named_before_a_preemption_and_unknown_is_last() {
+        assert_eq!(Cause::of(true, true), Cause::HostState);
+        assert_eq!(Cause::of(false, true), Cause::WatchdogPreemption);
+        assert_eq!(Cause::of(false, false), Cause::Unknown);
     }
 
     #[test]
