@@ -66,8 +66,9 @@ pub(crate) fn second_run(
         read_lines(&d.join(artifacts::TRACE)).map_err(|e| format!("{}: {e}", d.display()))
     };
     let divergence = first_divergence(read(dir)?, read(&again)?).unwrap_or(Divergence {
-        // Same lines, another hash: the hash also folds in bytes the lines
-        // do not show (written data), so the runs differ past the last event.
+        // The hash is over the lines, so equal files with another hash
+        // mean a trace file was cut short (a full disk): the runs differ
+        // past what was written.
         event: first.events as usize + 1,
         first: "(run ended)".into(),
         second: "(run ended)".into(),
