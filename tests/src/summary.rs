@@ -147,7 +147,7 @@ impl NodeOutcome {
 }
 
 /// One seed's verdict from `faultline run`: the line
-/// `faultline: seed=0x<16 hex> PASS|FAIL|STUCK|INTERRUPTED|ERROR
+/// `faultline: seed=0x<16 hex> PASS|FAIL|STUCK|INTERRUPTED|ERROR|NONDETERMINISTIC
 /// vtime=<secs>s events=<n> trace-hash=0x<16 hex> wall=<secs>s` and the
 /// node lines that follow it.
 #[derive(Clone, Debug)]
@@ -156,7 +156,8 @@ pub struct SeedReport {
     pub seed: u64,
     /// PASS (true) or another verdict (false).
     pub pass: bool,
-    /// The verdict word: PASS, FAIL, STUCK, INTERRUPTED or ERROR.
+    /// The verdict word: PASS, FAIL, STUCK, INTERRUPTED, ERROR or
+    /// NONDETERMINISTIC.
     pub verdict: String,
     /// Wall-clock seconds the seed took.
     pub wall_secs: f64,
@@ -213,7 +214,7 @@ impl SeedReport {
         };
         let pass = match *verdict {
             "PASS" => true,
-            "FAIL" | "STUCK" | "INTERRUPTED" | "ERROR" => false,
+            "FAIL" | "STUCK" | "INTERRUPTED" | "ERROR" | "NONDETERMINISTIC" => false,
             other => {
                 return Err(format!(
                     "verdict {other:?} is not a verdict word in {line:?}"

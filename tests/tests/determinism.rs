@@ -247,3 +247,107 @@ fn preempting_a_spin_gives_the_same_run_whenever_the_watchdog_fires() {
     }
     assert_same_outcome(&short, &long);
 }
+
+/// A one-node scenario whose node is `program` with `args`, in a fresh
+/// scratch directory (the node runs there).
+fn one_node(tag: &str, program: Program, args: &[&str]) -> faultline_e2e::scenario::ScenarioFile {
+    let mut command = vec![program.path().display().to_string()];
+    command.extend(args.iter().map(|a| a.to_string()));
+    faultline_e2e::runner::command_scenario(
+        tag,
+        &command.iter().map(String::as_str).collect::<Vec<_>>(),
+        "",
+    )
+}
+
+#[test]
+fn run_replays_a_failing_seed_before_reporting_it() {
+    let file = faultline_e2e::runner::sh_scenario("recheck", "echo boom >&2; exit 4", "");
+    let run = file.runner().seeds(1).run();
+    run.expect_code(1);
+    let replays = faultline_e2e::runner::any_line(&run.run, "replays:")
+        .unwrap_or_else(|| panic!("no replays line\n{run}"));
+    assert_eq!(
+        replays.trim(),
+        "replays:   identical (a second run gave the same trace)",
+        "\n{run}"
+    );
+    let dir = run.seed_dir(run.report().seed);
+    let report = faultline_e2e::runner::report_json(&dir);
+    assert_eq!(report["replays"], "identical", "{report}");
+    assert!(
+        !dir.join("recheck").exists(),
+        "an identical rerun is not kept"
+    );
+
+    // --no-recheck runs it once.
+    let once = file.runner().seeds(1).flag("--no-recheck").run();
+    once.expect_code(1);
+    assert!(
+        faultline_e2e::runner::any_line(&once.run, "replays:").is_none(),
+        "\n{once}"
+    );
+    let report = faultline_e2e::runner::report_json(&once.seed_dir(once.report().seed));
+    assert!(report.get("replays").is_none(), "{report}");
+}
+
+#[test]
+fn run_check_determinism_passes_a_deterministic_scenario() {
+    let file = one_node("determinism-ok", Program::c("mutex_log"), &[]);
+    let run = file.runner().seeds(2).flag("--check-determinism").run();
+    run.expect_pass();
+    let identical = run
+        .run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("replays:   identical"))
+        .count();
+    assert_eq!(identical, 2, "each seed ran twice, identically\n{run}");
+    for r in run.reports() {
+        let report = faultline_e2e::runner::report_json(&run.seed_dir(r.seed));
+        assert_eq!(report["replays"], "identical", "{report}");
+    }
+}
+
+#[test]
+fn run_check_determinism_fails_a_seed_whose_runs_differ() {
+    // The counter program keeps its count in a file of the scenario's
+    // folder: each run reads what the one before wrote and makes one more
+    // nanosleep, a difference faultline cannot virtualize.
+    let file = one_node("determinism-differs", Program::c("counter"), &["count"]);
+    let count = file.path.parent().expect("folder").join("count");
+    let run = file.runner().seeds(1).flag("--check-determinism").run();
+    run.expect_code(123);
+    assert_eq!(
+        fs::read_to_string(&count).ok().as_deref(),
+        Some("2\n"),
+        "expected exactly two runs\n{run}"
+    );
+    let seed = run.report();
+    assert_eq!(seed.verdict, "NONDETERMINISTIC", "\n{run}");
+    for which in ["run 1:", "run 2:"] {
+        let line = faultline_e2e::runner::any_line(&run.run, which)
+            .unwrap_or_else(|| panic!("no {which} line\n{run}"));
+        assert!(line.contains("node n, thread 1, t="), "{line}");
+    }
+    assert!(
+        faultline_e2e::runner::any_line(&run.run, "cause:   unknown").is_some(),
+        "\n{run}"
+    );
+    let dir = run.seed_dir(seed.seed);
+    let report = faultline_e2e::runner::report_json(&dir);
+    assert_eq!(report["verdict"], "nondeterministic", "{report}");
+    let diverged = &report["replays"]["diverged"];
+    assert_eq!(diverged["cause"], "unknown", "{report}");
+    assert_eq!(diverged["first"]["node"], "n", "{report}");
+    assert!(diverged["first"]["call"].is_string(), "{report}");
+    assert!(
+        dir.join("recheck").join("report.json").exists(),
+        "the differing run is kept"
+    );
+
+    // Without the check the seed passes: only --check-determinism runs a
+    // passing seed twice.
+    let plain = file.runner().seeds(1).run();
+    plain.expect_pass();
+}

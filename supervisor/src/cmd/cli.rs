@@ -61,6 +61,10 @@ faultline run scenario.toml --seeds 50 --junit seeds.xml    JUnit XML for CI, on
 faultline run scenario.toml --seed-timeout 2m               a seed that spins is `stuck` after 2m\n  \
 faultline run scenario.toml --seed 0x2f1c6a0e9b1d4c77 --schedule runs/kv/2f1c6a0e9b1d4c77/faults.json\n  \
                                                             that seed's recorded faults, not planned ones\n\n\
+faultline run scenario.toml --seeds 20 --check-determinism  every seed twice, traces compared\n  \
+faultline run scenario.toml --seeds 500 --no-recheck        failing seeds are not run a second time\n\n\
+A failing seed runs a second time before it is reported: its block says \"replays: identical\", or\n\
+names the first event where the runs differ and the likely cause (report.json: replays).\n\n\
 MANY MACHINES: each shard writes <artifacts>/<scenario>/summary-shard-I-of-N.json;\n\
 `faultline merge DIR...` combines them (README, section Many machines).\n\n\
 SCENARIO FILE (every key in the README, section Scenarios):\n  \
@@ -116,7 +120,8 @@ faults.json, net.jsonl, timeline.txt, timeline.html, faultline.log (diagnostics)
 output.jsonl (when output was written), history.jsonl, <node>.stdout/.stderr, <node>.disk/,\n\
 inv-N.stdout/.stderr (every run of probe N); DIR/<scenario>/summary.json.\n\n\
 EXIT CODES: 0 every seed passed, 1 a seed failed or was stuck, 2 bad input (also --seeds 0,\n\
--j 0, duration \"0s\"), 125 faultline itself failed, 130/143 after SIGINT/SIGTERM (the running\n\
+-j 0, duration \"0s\"), 123 --check-determinism found a seed whose two runs differ\n\
+(verdict nondeterministic), 125 faultline itself failed, 130/143 after SIGINT/SIGTERM (the running\n\
 seed's report.json is kept, marked interrupted).")]
     Run(RunArgs),
     /// Run a seed again from its artifact directory and check the run is identical.
@@ -479,6 +484,21 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub junit: Option<std::path::PathBuf>,
 
+    /// Do not run a failing seed a second time. By default each failing
+    /// seed is run again before it is reported, and its failure block says
+    /// "replays: identical" or names the first event where the second run
+    /// differs (report.json: `replays`); this flag saves that time.
+    #[arg(long, conflicts_with = "check_determinism")]
+    pub no_recheck: bool,
+
+    /// Run every seed twice, passing ones too, and compare the traces event
+    /// by event: a seed whose runs differ gets the verdict
+    /// `nondeterministic` (exit 123), with the first divergent event of
+    /// each run (node, thread, call, arguments, result) and the likely
+    /// cause (host state read, watchdog preemption, or unknown).
+    #[arg(long)]
+    pub check_determinism: bool,
+
     /// Set by `run -j` on the faultline processes it starts, one per seed:
     /// run the seed and keep its artifacts, but leave summary.json and the
     /// verdict line to the parent, so a sharded `-j` run counts each seed once.
@@ -505,6 +525,19 @@ pub struct RunArgs {
     /// Simulation settings.
     #[command(flatten)]
     pub sim: SimArgs,
+}
+
+impl RunArgs {
+    /// Which seeds run twice: every one (`--check-determinism`), none
+    /// (`--no-recheck`), or the failing ones.
+    pub fn recheck(&self) -> crate::cmd::recheck::Recheck {
+        use crate::cmd::recheck::Recheck;
+        match (self.check_determinism, self.no_recheck) {
+            (true, _) => Recheck::Every,
+            (false, true) => Recheck::Never,
+            (false, false) => Recheck::Failures,
+        }
+    }
 }
 
 /// Where `--explore` takes its seeds from.

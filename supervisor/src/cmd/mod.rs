@@ -8,6 +8,7 @@ pub mod exec;
 pub mod links;
 pub mod merge;
 pub mod parallel;
+pub mod recheck;
 pub mod replay;
 pub mod results;
 pub mod run;

@@ -48,6 +48,12 @@ fn spawn(args: &RunArgs, job: &SeedJob, index: usize, seed: u64) -> Result<Worke
         ))
         .arg("--worker-settings")
         .arg(settings);
+    if args.check_determinism {
+        command.arg("--check-determinism");
+    }
+    if args.no_recheck {
+        command.arg("--no-recheck");
+    }
     // Each worker appends its seed's line (with its own wall time).
     if let Some(results) = &args.results {
         command.arg("--results").arg(results);

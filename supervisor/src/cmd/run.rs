@@ -23,6 +23,9 @@ const EXIT_FAIL: i32 = 1;
 const EXIT_BAD_INPUT: i32 = 2;
 /// Exit code: faultline itself failed (as `exec`'s).
 const EXIT_FAULTLINE_ERROR: i32 = crate::cmd::exec::EXIT_FAULTLINE_ERROR;
+/// Exit code: `--check-determinism` found a seed whose two runs differ (as
+/// `exec --check-determinism`'s).
+const EXIT_NONDETERMINISTIC: i32 = crate::cmd::exec::EXIT_NONDETERMINISTIC;
 
 /// Why `run` could not do its job.
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +86,7 @@ fn try_run(args: &RunArgs) -> Result<i32, RunError> {
         let schedule = Schedule::read(path, &sc).map_err(|e| RunError::BadInput(e.to_string()))?;
         job = job.with_schedule(schedule);
     }
+    job.recheck = args.recheck();
     interrupt::install();
     let out_dir = args.artifacts.join(&sc.name);
     if !args.seed_worker {
@@ -127,7 +131,8 @@ fn try_run(args: &RunArgs) -> Result<i32, RunError> {
     Ok(code)
 }
 
-/// 128+N after signal N; 125 if faultline failed; 1 if a seed failed or
+/// 128+N after signal N; 125 if faultline failed; 123 if a seed's two
+/// runs differed (its failures cannot be trusted); 1 if a seed failed or
 /// was stuck; else 0.
 fn exit_code(results: &[SeedResult], signal: Option<i32>) -> i32 {
     if let Some(sig) = signal {
@@ -136,6 +141,8 @@ fn exit_code(results: &[SeedResult], signal: Option<i32>) -> i32 {
     let verdicts: Vec<Verdict> = results.iter().map(SeedResult::verdict).collect();
     if verdicts.contains(&Verdict::Error) {
         EXIT_FAULTLINE_ERROR
+    } else if verdicts.contains(&Verdict::Nondeterministic) {
+        EXIT_NONDETERMINISTIC
     } else if verdicts.iter().any(|v| *v != Verdict::Pass) {
         EXIT_FAIL
     } else {
@@ -184,7 +191,7 @@ fn run_in_process(job: &SeedJob, args: &RunArgs, seeds: &[u64]) -> Result<Vec<Se
         }
         let stop = match r.verdict() {
             Verdict::Pass => false,
-            Verdict::Fail | Verdict::Stuck => !args.keep_going,
+            Verdict::Fail | Verdict::Stuck | Verdict::Nondeterministic => !args.keep_going,
             Verdict::Interrupted | Verdict::Error => true,
         };
         results.push(r);

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crate::cmd::cli::SimArgs;
 use crate::cmd::exec::config;
 use crate::cmd::links::StableLinks;
+use crate::cmd::recheck::{self, Recheck};
 use crate::engine::probes::ProbeSpec;
 use crate::engine::{Ending, Outcome, Supervisor};
 use crate::host::launch::LaunchSpec;
@@ -18,6 +19,7 @@ use crate::host::seccomp;
 use crate::report::artifacts::{self, Report, Verdict};
 use crate::report::checks::{self, Failure};
 use crate::report::provenance;
+use crate::report::replays::Replays;
 use crate::report::summary::SeedResult;
 use crate::scenario::plan::FaultSpec;
 use crate::scenario::schedule_file::Schedule;
@@ -36,6 +38,7 @@ const BASE_ENV: &[(&str, &str)] = &[
 
 /// Everything a seed's run needs besides the seed: the same for every seed
 /// of one `run`.
+#[derive(Clone)]
 pub struct SeedJob<'a> {
     /// The validated scenario.
     pub sc: &'a Scenario,
@@ -52,6 +55,8 @@ pub struct SeedJob<'a> {
     /// A recorded fault plan to run instead of planning the faults from
     /// the seed (`run --schedule`, `shrink`).
     pub schedule: Option<Schedule>,
+    /// Which seeds run twice (`new` makes it `Never`).
+    pub recheck: Recheck,
 }
 
 impl<'a> SeedJob<'a> {
@@ -72,6 +77,7 @@ impl<'a> SeedJob<'a> {
             seed_timeout: (seed_timeout_ns > 0).then(|| Duration::from_nanos(seed_timeout_ns)),
             binaries: provenance::hash_binaries(sc.nodes.iter().map(|n| n.program.as_path()))?,
             schedule: None,
+            recheck: Recheck::Never,
         })
     }
 
@@ -105,6 +111,16 @@ struct Built {
 
 /// Runs one seed into `dir` (emptied first) and returns its result.
 pub fn run_seed(job: &SeedJob, seed: u64, dir: &Path) -> Result<SeedResult, String> {
+    run_judged(job, seed, dir).map(|(result, _)| result)
+}
+
+/// Runs, judges (running the seed again if `job.recheck` asks) and
+/// reports one seed; returns its result and the run's outcome.
+pub(crate) fn run_judged(
+    job: &SeedJob,
+    seed: u64,
+    dir: &Path,
+) -> Result<(SeedResult, Outcome), String> {
     let started = Instant::now();
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -113,19 +129,26 @@ pub fn run_seed(job: &SeedJob, seed: u64, dir: &Path) -> Result<SeedResult, Stri
     let built = build(job, seed, dir)?;
     let outcome = built.sup.run();
     drop(built.outputs);
-    let (verdict, failure) = judge(job, &outcome, dir, &built.history, started.elapsed());
+    let (mut verdict, mut failure) = judge(job, &outcome, dir, &built.history, started.elapsed());
+    let replays = match job.recheck.wants(verdict) {
+        true => recheck::second_run(job, seed, dir, &outcome)?,
+        false => None,
+    };
+    if let (Recheck::Every, Some(Replays::Diverged(d))) = (job.recheck, &replays) {
+        failure = Some(recheck::nondeterministic(d, verdict, failure.as_ref()));
+        verdict = Verdict::Nondeterministic;
+    }
     let report = report(
         job,
         seed,
         dir,
         &outcome,
-        verdict,
-        failure,
+        (verdict, failure, replays),
         started.elapsed(),
     )?;
     let mut result = SeedResult::from_report(&report)?;
     result.text = crate::cmd::verdict::seed_text(&report, &outcome, dir);
-    Ok(result)
+    Ok((result, outcome))
 }
 
 /// Step 1: the supervisor with every node launched on its host.
@@ -326,8 +349,7 @@ fn report(
     seed: u64,
     dir: &Path,
     outcome: &Outcome,
-    verdict: Verdict,
-    failure: Option<Failure>,
+    (verdict, failure, replays): (Verdict, Option<Failure>, Option<Replays>),
     wall: Duration,
 ) -> Result<Report, String> {
     let report = Report {
@@ -355,6 +377,7 @@ fn report(
         invariants: artifacts::invariant_reports(job.sc, outcome),
         failure,
         scheduled: job.schedule.is_some(),
+        replays,
         replay: format!("faultline replay {}", dir.display()),
     };
     artifacts::write(dir, &report, outcome).map_err(|e| format!("{}: {e}", dir.display()))?;

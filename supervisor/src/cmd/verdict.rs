@@ -95,6 +95,11 @@ pub fn seed_text(report: &Report, outcome: &Outcome, dir: &Path) -> String {
         }
         _ => {}
     }
+    if let (None, Some(r)) = (&report.failure, &report.replays) {
+        for line in r.text(&report.host_state).lines() {
+            let _ = writeln!(text, "faultline: {line}");
+        }
+    }
     if let Some(f) = &report.failure {
         // The bug report block, in the format people paste into issues.
         let _ = writeln!(
@@ -108,6 +113,9 @@ pub fn seed_text(report: &Report, outcome: &Outcome, dir: &Path) -> String {
             f.event
         );
         text.push_str(&f.indented("  "));
+        if let Some(r) = &report.replays {
+            text.push_str(&r.text(&report.host_state));
+        }
         let _ = writeln!(text, "  replay:    faultline replay {}", dir.display());
         let _ = writeln!(text, "  artifacts: {}/", dir.display());
     }
@@ -143,9 +151,16 @@ pub fn end_text(name: &str, results: &[SeedResult], not_run: usize, interrupted:
             .max()
             .unwrap_or(0)
             .max("check".len());
+        // "nondeterministic" is the one verdict word wider than the column.
+        let vwidth = failed
+            .iter()
+            .map(|r| r.verdict().word().len())
+            .max()
+            .unwrap_or(0)
+            .max(11);
         let _ = writeln!(
             text,
-            "  {:<18}  {:<11}  {:<width$}  message",
+            "  {:<18}  {:<vwidth$}  {:<width$}  message",
             "seed", "verdict", "check"
         );
         for r in failed {
@@ -158,7 +173,7 @@ pub fn end_text(name: &str, results: &[SeedResult], not_run: usize, interrupted:
                 .unwrap_or("");
             let _ = writeln!(
                 text,
-                "  0x{:016x}  {:<11}  {:<width$}  {message}",
+                "  0x{:016x}  {:<vwidth$}  {:<width$}  {message}",
                 r.seed,
                 r.verdict().word(),
                 r.check.as_deref().unwrap_or("-"),

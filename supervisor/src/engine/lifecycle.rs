@@ -172,6 +172,12 @@ impl Supervisor {
     pub(super) fn add_thread(&mut self, pid: i32, tid: i32) -> Vtid {
         let vtid = self.next_vtid;
         self.next_vtid += 1;
+        let node = self
+            .procs
+            .get(&pid)
+            .map(|p| self.net.net.host_name(p.host).to_string())
+            .unwrap_or_default();
+        self.thread_nodes.insert(vtid, node);
         let started = self.early_stops.remove(&tid);
         self.threads.insert(
             vtid,
@@ -271,6 +277,7 @@ impl Supervisor {
             }
             self.net.drop_epoll(pid, fd);
         }
+        self.drop_unheld_timerfds();
         let desc = describe_status(status);
         self.trace.record(
             self.clock.now(),
@@ -447,7 +454,8 @@ impl Supervisor {
     }
 
     /// After an exec the kernel has closed the O_CLOEXEC descriptors: keep
-    /// only virtual sockets that are still open, forget everything else.
+    /// only virtual sockets and timerfds that are still open, forget
+    /// everything else.
     pub(super) fn forget_closed_on_exec(&mut self, pid: i32) {
         let now = self.clock.now();
         let Some(p) = self.procs.get_mut(&pid) else {
@@ -455,9 +463,9 @@ impl Supervisor {
         };
         let old = std::mem::take(&mut p.fds);
         for (fd, kind) in old {
-            let fdprobe::FdKind::Socket(vs) = kind else {
+            if !matches!(kind, fdprobe::FdKind::Socket(_) | fdprobe::FdKind::Timer(_)) {
                 continue;
-            };
+            }
             let p = &self.procs[&pid];
             let open = p
                 .pidfd
@@ -469,11 +477,12 @@ impl Supervisor {
                     .expect("process")
                     .fds
                     .insert(fd, kind);
-            } else {
+            } else if let fdprobe::FdKind::Socket(vs) = kind {
                 self.net.drop_ref(pid, fd, vs, now);
             }
             self.net.drop_epoll(pid, fd);
         }
+        self.drop_unheld_timerfds();
     }
 
     pub(super) fn on_exit_event(&mut self, vtid: Vtid) -> StepEnd {

@@ -126,6 +126,9 @@ pub struct Outcome {
     pub host_state: Vec<crate::sys::host_state::HostStateRead>,
     /// The trace lines, when kept for a determinism check.
     pub lines: Vec<String>,
+    /// The node (host name) of every thread, by virtual thread id: names
+    /// the node of a trace event when two runs are compared.
+    pub thread_nodes: BTreeMap<Vtid, String>,
     /// Every launched program and how it ended (`None`: still running).
     pub roots: Vec<Root>,
     /// The faults that happened.
@@ -148,6 +151,10 @@ pub struct Supervisor {
     pub(crate) cpu: crate::sim::cputime::CpuLedger,
     /// The programs' POSIX timers.
     pub(crate) posix_timers: crate::sys::timers::PosixTimers,
+    /// The timerfds of every process.
+    pub(crate) timer_fds: crate::sys::timerfd::TimerFds,
+    /// The node of every thread there was (see `Outcome::thread_nodes`).
+    pub(crate) thread_nodes: BTreeMap<Vtid, String>,
     /// Reads of host state that is not simulated, per (call kind, node).
     pub(crate) host_state: BTreeMap<(String, String), u64>,
     /// The file identities `stat` shows.
@@ -292,6 +299,8 @@ impl Supervisor {
             clock: VClock::new(cfg.epoch_secs),
             cpu: Default::default(),
             posix_timers: Default::default(),
+            timer_fds: Default::default(),
+            thread_nodes: BTreeMap::new(),
             host_state: BTreeMap::new(),
             file_ids: Default::default(),
             sched: Scheduler::new(seeds.schedule, cfg.schedule),

@@ -45,6 +45,7 @@ impl Supervisor {
             }
             self.net.advance(self.clock.now());
             self.fire_signal_timers();
+            self.fire_timerfds();
             self.check_signals();
             self.wake_due();
             self.wake_ready_fds();
@@ -97,6 +98,7 @@ impl Supervisor {
                 )
                 .collect(),
             lines: self.trace.lines().to_vec(),
+            thread_nodes: std::mem::take(&mut self.thread_nodes),
         }
     }
 
@@ -121,12 +123,13 @@ impl Supervisor {
     }
 
     /// The earliest event that is not a parked thread's deadline: a signal
-    /// timer, a network delivery, a planned fault, an invariant probe's
+    /// timer, a timerfd's expiry, a network delivery, a planned fault, an invariant probe's
     /// start or timeout.
     pub(super) fn other_deadline(&self) -> Option<u64> {
         self.signal_timers
             .iter()
             .map(|t| t.at)
+            .chain(self.timer_fds.next_deadline())
             .chain(self.net.net.next_event_time())
             .chain(self.plan.first().map(|f| f.t))
             .chain(self.probes.next_time())

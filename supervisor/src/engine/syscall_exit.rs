@@ -23,6 +23,9 @@ impl Supervisor {
             Some(ExitHook::DupFd(kind)) => self.fd_opened(pid, ret as i64, kind, true),
             Some(ExitHook::NewSocket(opened)) => self.socket_opened(tid, pid, ret as i64, opened),
             Some(ExitHook::NewNetlink(restore)) => self.netlink_opened(tid, pid, ret, &restore),
+            Some(ExitHook::NewTimerFd { clock, restore }) => {
+                self.timerfd_opened(tid, pid, ret as i64, clock, &restore)
+            }
             Some(
                 hook @ (ExitHook::DiskOpen { .. }
                 | ExitHook::DiskWrite { .. }

@@ -23,6 +23,9 @@ pub enum FdKind {
     Socket(crate::sim::netstate::VsId),
     /// A placeholder for a NETLINK_ROUTE socket answered by the supervisor.
     Netlink,
+    /// A timerfd: an eventfd whose counter the supervisor fills from a
+    /// virtual timer (`sys::timerfd`), by the timer's id.
+    Timer(u32),
     /// A file or directory on a node's simulated disk.
     Disk {
         /// Which disk.
@@ -45,7 +48,7 @@ pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
 }
 
 /// Borrows descriptor `fd` of the process behind `pidfd`.
-fn borrow(pidfd: &OwnedFd, fd: i32) -> io::Result<OwnedFd> {
+pub fn borrow(pidfd: &OwnedFd, fd: i32) -> io::Result<OwnedFd> {
     let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
     if got < 0 {
         return Err(io::Error::last_os_error());

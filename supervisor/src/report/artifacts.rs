@@ -39,10 +39,14 @@ pub enum Verdict {
     Interrupted,
     /// faultline itself failed (not the program).
     Error,
+    /// `run --check-determinism`: a second run of the seed gave another
+    /// trace (report.json's `replays` says where).
+    Nondeterministic,
 }
 
 impl Verdict {
-    /// The word for the terminal: PASS, FAIL, STUCK, INTERRUPTED, ERROR.
+    /// The word for the terminal: PASS, FAIL, STUCK, INTERRUPTED, ERROR,
+    /// NONDETERMINISTIC.
     pub fn upper(self) -> &'static str {
         match self {
             Verdict::Pass => "PASS",
@@ -50,10 +54,12 @@ impl Verdict {
             Verdict::Stuck => "STUCK",
             Verdict::Interrupted => "INTERRUPTED",
             Verdict::Error => "ERROR",
+            Verdict::Nondeterministic => "NONDETERMINISTIC",
         }
     }
 
-    /// The word in JSON and XML: pass, fail, stuck, interrupted, error.
+    /// The word in JSON and XML: pass, fail, stuck, interrupted, error,
+    /// nondeterministic.
     pub fn word(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -61,6 +67,7 @@ impl Verdict {
             Verdict::Stuck => "stuck",
             Verdict::Interrupted => "interrupted",
             Verdict::Error => "error",
+            Verdict::Nondeterministic => "nondeterministic",
         }
     }
 }
@@ -78,7 +85,7 @@ pub struct Report {
     pub seed: String,
     /// Whether every check passed.
     pub pass: bool,
-    /// pass, fail, stuck, interrupted or error.
+    /// pass, fail, stuck, interrupted, error or nondeterministic.
     #[serde(default = "Verdict::unknown")]
     pub verdict: Verdict,
     /// SIGINT/SIGTERM stopped the seed: this report is partial.
@@ -133,6 +140,12 @@ pub struct Report {
     /// replay runs it again.
     #[serde(default)]
     pub scheduled: bool,
+    /// Whether a second run of the seed gave the same trace: "identical",
+    /// or {"diverged": ...} with the first divergent event of each run and
+    /// the likely cause. Absent when the seed was not run twice (it passed
+    /// without `--check-determinism`, or `--no-recheck`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replays: Option<crate::report::replays::Replays>,
     /// The command that runs this seed again.
     pub replay: String,
 }

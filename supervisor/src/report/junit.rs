@@ -11,7 +11,12 @@ use crate::report::summary::SeedResult;
 pub fn document(name: &str, results: &[SeedResult], not_run: &[u64]) -> String {
     let failures = results
         .iter()
-        .filter(|r| matches!(r.verdict(), Verdict::Fail | Verdict::Stuck))
+        .filter(|r| {
+            matches!(
+                r.verdict(),
+                Verdict::Fail | Verdict::Stuck | Verdict::Nondeterministic
+            )
+        })
         .count();
     let errors = results
         .iter()
@@ -39,7 +44,7 @@ pub fn document(name: &str, results: &[SeedResult], not_run: &[u64]) -> String {
         let first_line = message.lines().next().unwrap_or("");
         match r.verdict() {
             Verdict::Pass => x.push_str("/>\n"),
-            Verdict::Fail | Verdict::Stuck => {
+            Verdict::Fail | Verdict::Stuck | Verdict::Nondeterministic => {
                 let _ = write!(
                     x,
                     ">\n      <failure type=\"{check}\" message=\"{first_line}\">{message}</failure>\n    </testcase>\n"

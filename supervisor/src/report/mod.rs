@@ -9,6 +9,7 @@ pub mod junit;
 pub mod lanes;
 pub mod progress;
 pub mod provenance;
+pub mod replays;
 pub mod summary;
 
 pub mod timeline;

@@ -71,6 +71,14 @@ pub enum ExitHook {
     /// socket(AF_NETLINK) was turned into eventfd2: mark the placeholder and
     /// put back the caller's registers.
     NewNetlink(Box<Regs>),
+    /// timerfd_create was turned into eventfd2: make the eventfd a timer on
+    /// this clock and put back the caller's registers.
+    NewTimerFd {
+        /// The timer's clock.
+        clock: i32,
+        /// The registers at the original call.
+        restore: Box<Regs>,
+    },
     /// dup/F_DUPFD of a descriptor faultline tracks: the new one is the same.
     DupFd(FdKind),
     /// open/openat of a path on a node's disk: map the descriptor to its file.

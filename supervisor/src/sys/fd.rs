@@ -80,13 +80,19 @@ impl Supervisor {
         let used = if c.nr == libc::SYS_close { 1 } else { 2 };
         targs.extend(c.a[..used].iter().map(|&a| a as i32 as i64));
         let now = self.clock.now();
+        let mut timer_closed = false;
         for fd in closed {
             let kind = self.procs.get_mut(&c.pid).expect("process").fds.remove(&fd);
-            if let Some(FdKind::Socket(vs)) = kind {
-                self.net.drop_ref(c.pid, fd, vs, now);
+            match kind {
+                Some(FdKind::Socket(vs)) => self.net.drop_ref(c.pid, fd, vs, now),
+                Some(FdKind::Timer(_)) => timer_closed = true,
+                _ => {}
             }
             self.net.netlink.remove(&(c.pid, fd));
             self.net.drop_epoll(c.pid, fd);
+        }
+        if timer_closed {
+            self.drop_unheld_timerfds();
         }
         if matches!(c.nr, libc::SYS_dup2 | libc::SYS_dup3) && c.a[0] != c.a[1] {
             // The new descriptor is what the old one is.
@@ -106,7 +112,7 @@ impl Supervisor {
     }
 
     /// What a descriptor is, from the cache or by asking the kernel.
-    fn fd_kind(&mut self, pid: i32, fd: i32) -> Option<FdKind> {
+    pub(super) fn fd_kind(&mut self, pid: i32, fd: i32) -> Option<FdKind> {
         let p = self.procs.get_mut(&pid)?;
         if let Some(k) = p.fds.get(&fd) {
             return Some(*k);
@@ -142,7 +148,7 @@ impl Supervisor {
     pub(super) fn sys_host_sync(&mut self, c: &Call) -> Action {
         match self.fd_kind(c.pid, c.a[0] as i32) {
             None => err(libc::EBADF),
-            Some(FdKind::Pollable | FdKind::Socket(_) | FdKind::Netlink)
+            Some(FdKind::Pollable | FdKind::Socket(_) | FdKind::Netlink | FdKind::Timer(_))
                 if c.nr != libc::SYS_syncfs =>
             {
                 err(libc::EINVAL)
@@ -179,7 +185,7 @@ impl Supervisor {
 
     /// Passes a blocking call to the kernel only when it cannot block:
     /// the descriptor is non-blocking or already ready; otherwise parks it.
-    fn park_unless_ready(&mut self, pid: i32, fds: Vec<(i32, i16)>) -> Action {
+    pub(super) fn park_unless_ready(&mut self, pid: i32, fds: Vec<(i32, i16)>) -> Action {
         if self.fds_ready(pid, &fds, true) {
             return pass();
         }

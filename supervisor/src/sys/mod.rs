@@ -9,6 +9,7 @@ mod fd;
 mod futex;
 mod guard;
 pub(crate) mod host_state;
+mod itimer;
 mod machine;
 mod output;
 mod poll;
@@ -19,6 +20,7 @@ mod socket;
 pub(crate) mod stat;
 mod statfs;
 mod time;
+pub(crate) mod timerfd;
 pub(crate) mod timers;
 
 pub(crate) use poll::{epoll_event_offset, write_epoll_events};
@@ -128,6 +130,7 @@ impl Supervisor {
         match self.fd_object(c) {
             Some(FdKind::Socket(vs)) => return self.sys_vsock(c, vs, targs),
             Some(FdKind::Netlink) => return self.sys_netlink(c),
+            Some(FdKind::Timer(id)) => return self.sys_on_timerfd(c, id, targs),
             _ => {}
         }
         if let Some(action) = self.sys_disk(c, targs) {
@@ -193,6 +196,9 @@ impl Supervisor {
             SYS_alarm | SYS_setitimer => self.sys_real_timer(c, targs),
             SYS_timer_create | SYS_timer_settime | SYS_timer_gettime | SYS_timer_getoverrun
             | SYS_timer_delete => self.sys_posix_timer(c, targs),
+            SYS_timerfd_create | SYS_timerfd_settime | SYS_timerfd_gettime => {
+                self.sys_timerfd(c, targs)
+            }
             SYS_sendfile | SYS_copy_file_range | SYS_splice | SYS_tee | SYS_vmsplice
             | SYS_preadv2 | SYS_pwritev2 => self.sys_guarded(c),
             // Off the simulated disks (sys_disk answered those on one).

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use super::itimer::Schedule;
 use super::{err, ret, Action, Call};
 use crate::engine::Supervisor;
 use crate::host::tracee;
@@ -33,8 +34,8 @@ pub struct PosixTimer {
     tid: i32,
     /// sigev_value.
     value: u64,
-    /// Deadline and interval while armed without a signal (SIGEV_NONE).
-    silent: Option<(u64, u64)>,
+    /// The schedule while armed without a signal (SIGEV_NONE).
+    silent: Option<Schedule>,
 }
 
 /// The timers of every process: (host pid, timer id).
@@ -149,11 +150,10 @@ impl Supervisor {
         let Some(timer) = self.posix_timers.get(&(c.pid, id)).copied() else {
             return err(libc::EINVAL);
         };
-        let Ok([interval, value]) = tracee::Process(c.pid).read_val::<[Timespec; 2]>(c.a[2]) else {
-            return err(libc::EFAULT);
-        };
-        let (Some(interval), Some(value)) = (interval.to_ns(), value.to_ns()) else {
-            return err(libc::EINVAL);
+        let abstime = c.a[1] as i32 & libc::TIMER_ABSTIME != 0;
+        let new = match self.new_timer_value(c, timer.clock, abstime, c.a[2]) {
+            Ok(new) => new,
+            Err(e) => return err(e),
         };
         if c.a[3] != 0 {
             let old = self.remaining(c.pid, id);
@@ -162,21 +162,13 @@ impl Supervisor {
             }
         }
         self.disarm(c.pid, id);
-        targs.extend([id as i64, value as i64, interval as i64]);
-        if value == 0 {
+        targs.extend([id as i64, new.value as i64, new.interval as i64]);
+        let Some(Schedule { at, interval }) = new.schedule else {
             return ret(0);
-        }
-        let now = self.clock.now();
-        let host = self.clock_host(c.pid);
-        let at = if c.a[1] as i32 & libc::TIMER_ABSTIME != 0 {
-            self.clock.deadline_on(host, timer.clock, value as i128)
-        } else {
-            now.saturating_add(self.clock.span_on(host, value as i128))
-        }
-        .max(now + 1);
+        };
         if timer.sig == 0 {
             if let Some(t) = self.posix_timers.get_mut(&(c.pid, id)) {
-                t.silent = Some((at, interval));
+                t.silent = new.schedule;
             }
             return ret(0);
         }
@@ -209,23 +201,16 @@ impl Supervisor {
 
     /// A timer's (interval, time left) as an itimerspec.
     fn remaining(&self, pid: i32, id: i32) -> [Timespec; 2] {
-        let now = self.clock.now();
         let armed = self
             .signal_timers
             .iter()
             .find(|t| t.pid == pid && matches!(t.owner, TimerOwner::Posix { id: i, .. } if i == id))
-            .map(|t| (t.at, t.interval))
+            .map(|t| Schedule {
+                at: t.at,
+                interval: t.interval,
+            })
             .or_else(|| self.posix_timers.get(&(pid, id)).and_then(|t| t.silent));
-        let (left, interval) = match armed {
-            // A silent timer past its deadline runs on by its interval.
-            Some((at, interval)) if at <= now && interval > 0 => {
-                (interval - (now - at) % interval, interval)
-            }
-            Some((at, interval)) => (at.saturating_sub(now), interval),
-            None => (0, 0),
-        };
-        let ts = |ns: u64| Timespec::from_ns(ns as i128);
-        [ts(interval), ts(left)]
+        Schedule::itimerspec(armed, self.clock.now())
     }
 
     /// Stops timer `id` of `pid` (its pending deadline, if any).

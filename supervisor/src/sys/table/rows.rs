@@ -321,11 +321,11 @@ pub static ROWS: [Row; super::COUNT] = rows! {
     SYS_utimensat FileInfo Passed;
     SYS_epoll_pwait Readiness Modelled;
     SYS_signalfd Signal Passed;
-    SYS_timerfd_create Time Refused { errno: ENOSYS, why: "timerfd is not simulated yet" };
+    SYS_timerfd_create Time Modelled;
     SYS_eventfd Descriptor Passed;
     SYS_fallocate Disk Modelled;
-    SYS_timerfd_settime Time Passed;
-    SYS_timerfd_gettime Time Passed;
+    SYS_timerfd_settime Time Modelled;
+    SYS_timerfd_gettime Time Modelled;
     SYS_accept4 Socket Modelled;
     SYS_signalfd4 Signal Passed;
     SYS_eventfd2 Descriptor Passed;
