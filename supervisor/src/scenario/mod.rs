@@ -6,6 +6,8 @@ pub mod bytes;
 pub mod check;
 pub mod disk;
 pub mod duration;
+mod fault_event;
+mod fault_spec;
 mod faults;
 pub mod invariant;
 pub mod plan;
