@@ -430,3 +430,29 @@ impl NetState {
         self.epolls.get(&key).is_some_and(|r| !r.is_empty())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dup of an epoll descriptor shares its registrations, and they
+    /// survive the original's close.
+    #[test]
+    fn epoll_dups_share_registrations() {
+        let dir = std::env::temp_dir().join(format!("faultline-netstate-{}", std::process::id()));
+        let mut ns =
+            NetState::new(1, vnet::NetConfig::default(), &["a".into()], &dir).expect("net state");
+        ns.epoll_ctl((10, 6), libc::EPOLL_CTL_ADD, 7, 3, EPOLLIN, 42)
+            .expect("add");
+        assert_eq!(ns.epoll_fds(10), vec![6]);
+        ns.alias_epoll((10, 4), (10, 6));
+        assert!(ns.knows_epoll((10, 4)));
+        assert_eq!(ns.epoll_key((10, 4)), (10, 6));
+        ns.drop_epoll(10, 6);
+        assert!(ns.has_epoll((10, 4)), "the dup keeps the instance");
+        assert_eq!(ns.epoll_key((10, 4)), (10, 4));
+        ns.drop_epoll(10, 4);
+        assert!(!ns.knows_epoll((10, 4)));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
