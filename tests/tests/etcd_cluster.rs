@@ -163,3 +163,27 @@ fn etcdctl_puts_and_gets_through_different_members() {
     run.expect_pass();
     assert_eq!(stdout_of(&run, 9, "c1"), "OK\nk\nv\n", "\n{run}");
 }
+
+/// The operator-mistake bug switch: n1 restarted with `--force-new-cluster`
+/// while n2 and n3 are alive makes itself a cluster of one; the writes the
+/// two clusters acknowledge diverge, which the history (or the replicas
+/// probe) shows within the file's first 3 seeds.
+#[test]
+fn force_new_cluster_is_caught() {
+    let run = run_scenario_twice_unless_preempted(
+        &harness("etcd3-force-new-cluster.toml", "fnc", 12)
+            .runner()
+            .seeds(3)
+            .timeout(SLOW),
+    );
+    run.expect_code(1);
+    assert!(
+        run.reports().iter().any(|r| !r.pass),
+        "no failing seed among the first 3\n{run}"
+    );
+    assert!(
+        run.run.stderr.contains("check \"linearizable\" at t=")
+            || run.run.stderr.contains("check \"replicas agree\" at t="),
+        "not caught by the history or the replicas probe\n{run}"
+    );
+}

@@ -1,55 +1,31 @@
-//! Command-line flags of the workload.
+//! Command-line flags of the workload (the scenario files pass them).
 
-/// The workload's settings.
-#[derive(Clone)]
+use std::time::Duration;
+
+use clap::Parser;
+
+/// Puts and gets of a few keys on random etcd members, every operation
+/// recorded in a history for faultline's linearizability check.
+#[derive(Parser, Clone, Debug)]
+#[command(name = "etcd-workload")]
 pub struct Args {
-    /// host:port of each etcd client endpoint.
+    /// host:port of each member's client endpoint, comma-separated.
+    #[arg(long, value_delimiter = ',', required = true)]
     pub endpoints: Vec<String>,
-    /// How long to run, in ns of the (virtual) monotonic clock.
-    pub duration_ns: u64,
-    /// Client threads.
-    pub clients: usize,
-    /// Distinct keys.
-    pub keys: usize,
-    /// Where the history goes (default $FAULTLINE_HISTORY).
+    /// How long to run (virtual time under faultline): 12s, 1.5s, 500ms.
+    #[arg(long, default_value = "20s", value_parser = etcd_harness::duration::parse)]
+    pub duration: Duration,
+    /// Client tasks, each one operation at a time.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub clients: u32,
+    /// Distinct keys (k0, k1, ...).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub keys: u32,
+    /// Where the history goes (JSON lines, appended).
+    #[arg(long, env = "FAULTLINE_HISTORY", default_value = "history.jsonl")]
     pub history: String,
-    /// Bug switch: serializable reads recorded as linearizable.
+    /// Bug switch: serializable reads (any member answers from its own,
+    /// possibly stale, state) recorded as linearizable ones.
+    #[arg(long)]
     pub serializable_reads: bool,
-}
-
-impl Args {
-    /// Parses the flags.
-    pub fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
-        let mut a = Args {
-            endpoints: Vec::new(),
-            duration_ns: 20_000_000_000,
-            clients: 3,
-            keys: 5,
-            history: std::env::var("FAULTLINE_HISTORY").unwrap_or_else(|_| "history.jsonl".into()),
-            serializable_reads: false,
-        };
-        while let Some(flag) = it.next() {
-            let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
-            match flag.as_str() {
-                "--endpoints" => a.endpoints = value()?.split(',').map(str::to_owned).collect(),
-                "--duration" => {
-                    let v = value()?;
-                    let secs: f64 = v
-                        .trim_end_matches('s')
-                        .parse()
-                        .map_err(|_| format!("bad --duration {v:?}"))?;
-                    a.duration_ns = (secs * 1e9) as u64;
-                }
-                "--clients" => a.clients = value()?.parse().map_err(|_| "bad --clients")?,
-                "--keys" => a.keys = value()?.parse().map_err(|_| "bad --keys")?,
-                "--history" => a.history = value()?,
-                "--serializable-reads" => a.serializable_reads = true,
-                other => return Err(format!("unknown flag {other:?}")),
-            }
-        }
-        if a.endpoints.is_empty() || a.clients == 0 || a.keys == 0 {
-            return Err("--endpoints is required; --clients and --keys must be positive".into());
-        }
-        Ok(a)
-    }
 }

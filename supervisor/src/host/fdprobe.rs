@@ -134,3 +134,22 @@ pub fn wait_any(targets: &[(&OwnedFd, i32, i16)], timeout_ms: i32) -> bool {
     let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout_ms) };
     n > 0
 }
+
+/// Whether descriptors `a` and `b` of process `pid` refer to the same open
+/// file (kcmp KCMP_FILE): a dup'd epoll descriptor (tokio's mio dups its
+/// epoll fd for its registry) is the same instance as the original.
+pub fn same_file(pid: i32, a: i32, b: i32) -> bool {
+    const KCMP_FILE: libc::c_long = 0;
+    // SAFETY: kcmp only compares kernel objects; no memory is passed.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_kcmp,
+            pid as libc::c_long,
+            pid as libc::c_long,
+            KCMP_FILE,
+            a as libc::c_long,
+            b as libc::c_long,
+        )
+    };
+    r == 0
+}

@@ -84,6 +84,9 @@ pub struct NetState {
     next_vs: VsId,
     /// Registrations per (host pid, epoll fd), in registration order.
     epolls: BTreeMap<(i32, i32), Vec<EpollReg>>,
+    /// Descriptors that are dups of an epoll instance in `epolls`:
+    /// (pid, fd) to the (pid, fd) its registrations are kept under.
+    epoll_aliases: BTreeMap<(i32, i32), (i32, i32)>,
     /// Where the simulated /etc files live on the host.
     dir: PathBuf,
     /// Replies waiting on netlink sockets, per (host pid, fd).
@@ -159,6 +162,7 @@ impl NetState {
             by_net: HashMap::new(),
             next_vs: 1,
             epolls: BTreeMap::new(),
+            epoll_aliases: BTreeMap::new(),
             dir: dir.to_path_buf(),
             netlink: BTreeMap::new(),
         })
@@ -247,9 +251,58 @@ impl NetState {
         }
     }
 
-    /// Forgets the registrations of an epoll descriptor that was closed.
+    /// Forgets an epoll descriptor that was closed: a dup of it keeps the
+    /// registrations (the instance lives on), else they go.
     pub fn drop_epoll(&mut self, pid: i32, epfd: i32) {
-        self.epolls.remove(&(pid, epfd));
+        let key = (pid, epfd);
+        if self.epoll_aliases.remove(&key).is_some() {
+            return;
+        }
+        let Some(regs) = self.epolls.remove(&key) else {
+            return;
+        };
+        let dups: Vec<(i32, i32)> = self
+            .epoll_aliases
+            .iter()
+            .filter(|(_, to)| **to == key)
+            .map(|(from, _)| *from)
+            .collect();
+        if let Some((&heir, rest)) = dups.split_first() {
+            self.epoll_aliases.remove(&heir);
+            for d in rest {
+                self.epoll_aliases.insert(*d, heir);
+            }
+            self.epolls.insert(heir, regs);
+        }
+    }
+
+    /// The key an epoll descriptor's registrations are kept under (itself,
+    /// unless it is a known dup of another).
+    pub fn epoll_key(&self, key: (i32, i32)) -> (i32, i32) {
+        self.epoll_aliases.get(&key).copied().unwrap_or(key)
+    }
+
+    /// Whether the descriptor is an epoll instance with registrations here,
+    /// or a known dup of one.
+    pub fn knows_epoll(&self, key: (i32, i32)) -> bool {
+        self.epolls.contains_key(&key) || self.epoll_aliases.contains_key(&key)
+    }
+
+    /// The process's epoll descriptors that hold registrations.
+    pub fn epoll_fds(&self, pid: i32) -> Vec<i32> {
+        self.epolls
+            .keys()
+            .filter(|(p, _)| *p == pid)
+            .map(|(_, fd)| *fd)
+            .collect()
+    }
+
+    /// Records that `dup` is the same epoll instance as `original`.
+    pub fn alias_epoll(&mut self, dup: (i32, i32), original: (i32, i32)) {
+        let to = self.epoll_key(original);
+        if dup != to {
+            self.epoll_aliases.insert(dup, to);
+        }
     }
 
     /// Copies a process's epoll registrations to its fork child.
@@ -261,6 +314,13 @@ impl NetState {
             .map(|((_, fd), regs)| ((child, *fd), regs.clone()))
             .collect();
         self.epolls.extend(copies);
+        let aliases: Vec<((i32, i32), (i32, i32))> = self
+            .epoll_aliases
+            .iter()
+            .filter(|((p, _), _)| *p == parent)
+            .map(|((_, fd), (_, to))| ((child, *fd), (child, *to)))
+            .collect();
+        self.epoll_aliases.extend(aliases);
     }
 
     /// The readiness of `vs` now.
@@ -368,5 +428,31 @@ impl NetState {
     /// Whether an epoll instance has any virtual registrations.
     pub fn has_epoll(&self, key: (i32, i32)) -> bool {
         self.epolls.get(&key).is_some_and(|r| !r.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dup of an epoll descriptor shares its registrations, and they
+    /// survive the original's close.
+    #[test]
+    fn epoll_dups_share_registrations() {
+        let dir = std::env::temp_dir().join(format!("faultline-netstate-{}", std::process::id()));
+        let mut ns =
+            NetState::new(1, vnet::NetConfig::default(), &["a".into()], &dir).expect("net state");
+        ns.epoll_ctl((10, 6), libc::EPOLL_CTL_ADD, 7, 3, EPOLLIN, 42)
+            .expect("add");
+        assert_eq!(ns.epoll_fds(10), vec![6]);
+        ns.alias_epoll((10, 4), (10, 6));
+        assert!(ns.knows_epoll((10, 4)));
+        assert_eq!(ns.epoll_key((10, 4)), (10, 6));
+        ns.drop_epoll(10, 6);
+        assert!(ns.has_epoll((10, 4)), "the dup keeps the instance");
+        assert_eq!(ns.epoll_key((10, 4)), (10, 4));
+        ns.drop_epoll(10, 4);
+        assert!(!ns.knows_epoll((10, 4)));
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -56,6 +56,9 @@ impl Supervisor {
             let WaitKind::Net { real, virt, epoll } = &wait.kind else {
                 continue;
             };
+            // Resolved now: the registrations may have arrived through a dup
+            // of the descriptor after the thread parked.
+            let epoll = epoll.map(|(p, fd)| self.epoll_key(p, fd));
             let ready = (!real.is_empty() && self.fds_ready(pid, real, false))
                 || virt.iter().any(|&(vs, mask)| {
                     crate::sim::netstate::event_bits(self.net.readiness(vs)) & (mask | 0x18) != 0
@@ -172,7 +175,7 @@ impl Supervisor {
             Err(e) => return err(e),
         };
         let expired = deadline.is_some_and(|d| d <= self.clock.now());
-        let key = (c.pid, epfd);
+        let key = self.epoll_key(c.pid, epfd);
         let real_ready = self.fds_ready(c.pid, &[(epfd, libc::POLLIN)], false);
         let has_virtual = self.net.has_epoll(key);
         if !has_virtual && (real_ready || expired) {
@@ -215,9 +218,31 @@ impl Supervisor {
                 u64::from_ne_bytes(raw[4..12].try_into().expect("8 bytes")),
             )
         };
-        match self.net.epoll_ctl((c.pid, epfd), op, fd, vs, events, data) {
+        let key = self.epoll_key(c.pid, epfd);
+        match self.net.epoll_ctl(key, op, fd, vs, events, data) {
             Ok(()) => ret(0),
             Err(e) => err(e),
+        }
+    }
+
+    /// The key of epoll descriptor `epfd`'s registrations: a descriptor not
+    /// seen before may be a dup of one that has registrations (tokio's mio
+    /// registers through a dup of the epoll fd it waits on), which kcmp tells.
+    pub(crate) fn epoll_key(&mut self, pid: i32, epfd: i32) -> (i32, i32) {
+        if self.net.knows_epoll((pid, epfd)) {
+            return self.net.epoll_key((pid, epfd));
+        }
+        let original = self
+            .net
+            .epoll_fds(pid)
+            .into_iter()
+            .find(|&known| crate::host::fdprobe::same_file(pid, epfd, known));
+        match original {
+            Some(known) => {
+                self.net.alias_epoll((pid, epfd), (pid, known));
+                self.net.epoll_key((pid, known))
+            }
+            None => (pid, epfd),
         }
     }
 
