@@ -472,6 +472,7 @@ impl Supervisor {
         let th = &self.threads[&vtid];
         let (tid, pid, kind) = (th.tid, th.pid, th.exit_kind);
         let group = kind != Some(ExitKind::Thread);
+        self.waits.running_exits();
         self.mark_dying(vtid);
         let _ = tracee::cont(tid, 0);
         if group {

@@ -44,6 +44,17 @@ pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
+/// The host pid behind pidfd `fd` of process `pid` (the `Pid:` line of its
+/// fdinfo), so a SIGKILL sent through it is known to doom that process.
+pub fn pidfd_target(pid: i32, fd: i32) -> Option<i32> {
+    std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("Pid:"))
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|&p: &i32| p > 0)
+}
+
 /// Borrows descriptor `fd` of the process behind `pidfd`.
 fn borrow(pidfd: &OwnedFd, fd: i32) -> io::Result<OwnedFd> {
     let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
