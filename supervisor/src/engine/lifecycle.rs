@@ -151,6 +151,7 @@ impl Supervisor {
                 parent,
                 mm,
                 pidfd: fdprobe::pidfd_open(pid).ok(),
+                held: Default::default(),
                 fds,
                 restart_mask,
                 name,
@@ -445,6 +446,7 @@ impl Supervisor {
         let Some(p) = self.procs.get_mut(&pid) else {
             return;
         };
+        p.held.clear();
         let old = std::mem::take(&mut p.fds);
         for (fd, kind) in old {
             let fdprobe::FdKind::Socket(vs) = kind else {

@@ -2,6 +2,7 @@
 
 pub mod auxv;
 pub mod fdprobe;
+pub mod heldfds;
 pub mod interrupt;
 pub mod launch;
 pub mod seccomp;
