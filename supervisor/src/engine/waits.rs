@@ -38,19 +38,17 @@ impl WaitScope {
                 }
             }
         }
-        self.wide_step = {
-            matches!(
-                nr,
-                libc::SYS_execve
-                    | libc::SYS_execveat
-                    | libc::SYS_kill
-                    | libc::SYS_tkill
-                    | libc::SYS_tgkill
-                    | libc::SYS_rt_sigqueueinfo
-                    | libc::SYS_rt_tgsigqueueinfo
-                    | libc::SYS_pidfd_send_signal
-            )
-        };
+        self.wide_step = matches!(
+            nr,
+            libc::SYS_execve
+                | libc::SYS_execveat
+                | libc::SYS_kill
+                | libc::SYS_tkill
+                | libc::SYS_tgkill
+                | libc::SYS_rt_sigqueueinfo
+                | libc::SYS_rt_tgsigqueueinfo
+                | libc::SYS_pidfd_send_signal
+        );
     }
 
     /// The running thread is exiting: its process's other threads may be
