@@ -164,7 +164,7 @@ impl Supervisor {
         let mut alive: std::collections::BTreeSet<i32> = victims.iter().copied().collect();
         let mut ended = Vec::new();
         while !alive.is_empty() {
-            let (who, status) = self.wait_any()?;
+            let (who, status) = self.wait_on(-1)?;
             if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
                 alive.remove(&who);
                 ended.push((who, status));

@@ -152,6 +152,7 @@ impl Supervisor {
                 parent,
                 mm,
                 pidfd: fdprobe::pidfd_open(pid).ok(),
+                held: Default::default(),
                 fds,
                 restart_mask,
                 name,
@@ -461,6 +462,7 @@ impl Supervisor {
         let Some(p) = self.procs.get_mut(&pid) else {
             return;
         };
+        p.held.clear();
         let old = std::mem::take(&mut p.fds);
         for (fd, kind) in old {
             if !matches!(kind, fdprobe::FdKind::Socket(_) | fdprobe::FdKind::Timer(_)) {
@@ -489,6 +491,7 @@ impl Supervisor {
         let th = &self.threads[&vtid];
         let (tid, pid, kind) = (th.tid, th.pid, th.exit_kind);
         let group = kind != Some(ExitKind::Thread);
+        self.waits.running_exits();
         self.mark_dying(vtid);
         let _ = tracee::cont(tid, 0);
         if group {

@@ -18,6 +18,7 @@ pub mod scheduler;
 mod signals;
 mod step;
 mod syscall_exit;
+mod waits;
 
 pub(crate) use signals::{signal_name, HOLD_ALL};
 
@@ -208,6 +209,8 @@ pub struct Supervisor {
     /// A process whose threads are all exiting: the step ends when it is gone,
     /// so its exit is observed at the same point of every run.
     group_exit: Option<i32>,
+    /// Whether the engine waits for the running thread alone or any tracee.
+    pub(crate) waits: waits::WaitScope,
     /// The faultline vDSO of each address space that has one.
     pub(crate) vdso_pages: HashMap<u32, crate::host::vdso::VdsoPage>,
     /// Clock reads since the last scheduling one, per address space without
@@ -334,6 +337,7 @@ impl Supervisor {
             outputs: crate::sim::output::OutputLog::default(),
             exit_hook: None,
             group_exit: None,
+            waits: Default::default(),
             crashing: false,
             vdso_pages: HashMap::new(),
             clock_reads: HashMap::new(),

@@ -155,6 +155,9 @@ impl Supervisor {
                 },
             }
             let (pid, sig) = (t.pid, t.sig);
+            if sig == libc::SIGKILL {
+                self.waits.doom(pid);
+            }
             if t.interval > 0 {
                 t.at = (t.at + t.interval).max(now + 1);
             }

@@ -15,6 +15,11 @@ impl Supervisor {
         else {
             unreachable!("picked a thread that is not ready");
         };
+        let passing = matches!(resume, Resume::Pass | Resume::PassThenExit(..)).then_some(&th.regs);
+        self.waits.step_starts(th.pid, passing);
+        let procs = &self.procs;
+        self.waits.forget(|p| procs.contains_key(&p));
+        let th = self.threads.get_mut(&vtid).expect("picked thread");
         if let Some(req) = th.channel_wait.take() {
             self.answer_request(vtid, req, resume);
             return self
@@ -76,7 +81,7 @@ impl Supervisor {
     pub(super) fn wait_initial_stop(&mut self, vtid: Vtid) -> std::io::Result<()> {
         let tid = self.threads[&vtid].tid;
         while !self.threads.get(&vtid).is_some_and(|t| t.started) {
-            let (who, status) = self.wait_any()?;
+            let (who, status) = self.wait_on(self.wait_target(vtid))?;
             if who == tid && is_event(status, libc::PTRACE_EVENT_STOP) {
                 self.threads.get_mut(&vtid).expect("thread").started = true;
             } else {
@@ -84,25 +89,6 @@ impl Supervisor {
             }
         }
         Ok(())
-    }
-
-    /// waitpid(-1) for any traced thread; counts the stop.
-    pub(crate) fn wait_any(&mut self) -> std::io::Result<(i32, i32)> {
-        if let Some(early) = self.early_status.take() {
-            return Ok(early);
-        }
-        loop {
-            let mut status = 0;
-            let r = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
-            if r >= 0 {
-                self.stops += 1;
-                return Ok((r, status));
-            }
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EINTR) {
-                return Err(e);
-            }
-        }
     }
 
     /// Handles stops until the thread `vtid` reaches its next scheduling point.

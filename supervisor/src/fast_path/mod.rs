@@ -118,7 +118,7 @@ impl Supervisor {
                 Ok(event)
             }
             _ => self
-                .wait_any()
+                .wait_on(self.wait_target(vtid))
                 .map(|(who, status)| Event::Stop(who, status)),
         }
     }

@@ -6,6 +6,8 @@
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
+use super::heldfds::HeldFds;
+
 /// What faultline knows about one descriptor of a process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FdKind {
@@ -47,6 +49,17 @@ pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
+/// The host pid behind pidfd `fd` of process `pid` (the `Pid:` line of its
+/// fdinfo), so a SIGKILL sent through it is known to doom that process.
+pub fn pidfd_target(pid: i32, fd: i32) -> Option<i32> {
+    std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("Pid:"))
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|&p: &i32| p > 0)
+}
+
 /// Borrows descriptor `fd` of the process behind `pidfd`.
 pub fn borrow(pidfd: &OwnedFd, fd: i32) -> io::Result<OwnedFd> {
     let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
@@ -82,20 +95,22 @@ pub struct Probe {
     pub revents: i16,
 }
 
-/// Probes `fd` for `events` without blocking. `None` if the fd is invalid
-/// (the kernel will then fail the tracee's call with EBADF itself).
-pub fn probe(pidfd: &OwnedFd, fd: i32, events: i16) -> Option<Probe> {
-    let file = borrow(pidfd, fd).ok()?;
-    let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
-    let mut pfd = libc::pollfd {
-        fd: file.as_raw_fd(),
-        events,
-        revents: 0,
-    };
-    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
-    Some(Probe {
-        nonblocking: flags >= 0 && flags & libc::O_NONBLOCK != 0,
-        revents: if n > 0 { pfd.revents } else { 0 },
+/// Probes descriptor `fd` of the process behind `pidfd` for `events`
+/// without blocking, through the process's kept copies. `None` if the fd is
+/// invalid (the kernel will then fail the tracee's call with EBADF itself).
+pub fn probe(pidfd: &OwnedFd, held: &HeldFds, fd: i32, events: i16) -> Option<Probe> {
+    held.with(pidfd, fd, |file| {
+        let flags = unsafe { libc::fcntl(file, libc::F_GETFL) };
+        let mut pfd = libc::pollfd {
+            fd: file,
+            events,
+            revents: 0,
+        };
+        let n = unsafe { libc::poll(&mut pfd, 1, 0) };
+        Probe {
+            nonblocking: flags >= 0 && flags & libc::O_NONBLOCK != 0,
+            revents: if n > 0 { pfd.revents } else { 0 },
+        }
     })
 }
 

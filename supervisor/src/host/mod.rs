@@ -3,6 +3,7 @@
 pub mod auxv;
 pub mod fdprobe;
 pub mod gosym;
+pub mod heldfds;
 pub mod interrupt;
 pub mod launch;
 pub mod seccomp;

@@ -311,6 +311,8 @@ pub struct Process {
     pub mm: u32,
     /// A pidfd, used to inspect descriptors without stopping anyone.
     pub pidfd: Option<OwnedFd>,
+    /// Its descriptors that readiness probes keep borrowed.
+    pub held: crate::host::heldfds::HeldFds,
     /// What faultline knows about its descriptors (ordered: closing them
     /// at exit must happen in the same order every run).
     pub fds: BTreeMap<i32, FdKind>,

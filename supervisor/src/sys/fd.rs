@@ -79,6 +79,13 @@ impl Supervisor {
         // close takes one argument; the second register is leftover data.
         let used = if c.nr == libc::SYS_close { 1 } else { 2 };
         targs.extend(c.a[..used].iter().map(|&a| a as i32 as i64));
+        let held = &self.procs[&c.pid].held;
+        match c.nr {
+            libc::SYS_close_range if c.a[2] & CLOSE_RANGE_CLOEXEC == 0 => {
+                held.forget(c.a[0] as u32 as i32, c.a[1].min(i32::MAX as u64) as i32)
+            }
+            _ => closed.iter().for_each(|&fd| held.forget(fd, fd)),
+        }
         let now = self.clock.now();
         let mut timer_closed = false;
         for fd in closed {

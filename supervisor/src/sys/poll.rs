@@ -10,11 +10,13 @@ use super::{err, ret, Action, Call};
 use crate::engine::resume_label;
 use crate::engine::Supervisor;
 use crate::host::fdprobe;
+use crate::host::heldfds::HeldFds;
 use crate::host::tracee::Memory;
 use crate::host::tracee::{self, Regs};
 use crate::sim::netstate::event_bits;
 use crate::sim::vclock::Timespec;
 use crate::sim::world::{ExitHook, Resume, ThreadState, Vtid, Wait, WaitKind};
+use std::os::fd::OwnedFd;
 
 /// Where a call keeps its timeout.
 enum Timeout {
@@ -76,14 +78,20 @@ impl Supervisor {
     /// `pid` now: one is ready, invalid (the call fails at once), or — when
     /// `nonblocking_counts` — opened O_NONBLOCK.
     pub(crate) fn fds_ready(&self, pid: i32, fds: &[(i32, i16)], nonblocking_counts: bool) -> bool {
-        let Some(pidfd) = self.pidfd(pid) else {
+        let Some((pidfd, held)) = self.probe_handles(pid) else {
             return true;
         };
         fds.iter().any(|&(fd, ev)| {
-            fdprobe::probe(pidfd, fd, ev)
+            fdprobe::probe(pidfd, held, fd, ev)
                 .is_none_or(|p| p.revents != 0 || (nonblocking_counts && p.nonblocking))
         })
     }
+    /// What probing `pid`'s descriptors takes: its pidfd and kept copies.
+    fn probe_handles(&self, pid: i32) -> Option<(&OwnedFd, &HeldFds)> {
+        let p = self.procs.get(&pid)?;
+        Some((p.pidfd.as_ref()?, &p.held))
+    }
+
     /// Wakes threads parked on descriptors that have become ready.
     pub(crate) fn wake_ready_fds(&mut self) {
         let waiting: Vec<(Vtid, i32, WaitKind)> = self
@@ -269,10 +277,10 @@ impl Supervisor {
             let always = libc::POLLERR | libc::POLLHUP;
             return (event_bits(self.net.readiness(vs)) as i16) & (e.events | always);
         }
-        let Some(pidfd) = self.pidfd(pid) else {
+        let Some((pidfd, held)) = self.probe_handles(pid) else {
             return POLLNVAL;
         };
-        crate::host::fdprobe::probe(pidfd, e.fd, e.events).map_or(POLLNVAL, |p| p.revents)
+        fdprobe::probe(pidfd, held, e.fd, e.events).map_or(POLLNVAL, |p| p.revents)
     }
 
     fn write_poll_result(&self, c: &Call, revents: &[i16]) -> Option<usize> {

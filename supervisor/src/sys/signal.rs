@@ -98,6 +98,11 @@ impl Supervisor {
             );
         };
         targs.extend(targets.iter().map(|p| self.procs[p].vpid as i64));
+        if sig == libc::SIGKILL {
+            for &p in &targets {
+                self.waits.doom(p);
+            }
+        }
         self.signal_checks.extend(targets);
         pass()
     }

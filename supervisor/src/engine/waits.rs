@@ -1,0 +1,103 @@
+//! Whom the engine waits for. `waitpid(-1)` makes the kernel scan every
+//! tracee on each stop; `waitpid(tid)` finds the one thread at once. Only
+//! the running thread changes state while the others sit in ptrace stops,
+//! except when a SIGKILL wakes them: an exit or exec of a whole process, or
+//! a SIGKILL sent to other processes. Around those the engine waits on any
+//! tracee, as before, until the doomed processes are gone; their stops are
+//! handled by `handle_other` when they come.
+
+use std::collections::BTreeSet;
+
+use super::Supervisor;
+use crate::host::fdprobe;
+use crate::host::tracee::Regs;
+use crate::sim::world::Vtid;
+
+/// What may change state besides the running thread.
+#[derive(Debug, Default)]
+pub(crate) struct WaitScope {
+    /// The running step may stop or kill other threads: it exits or execs,
+    /// or it passes a signal call to the kernel.
+    wide_step: bool,
+    /// Processes sent a SIGKILL and not yet reaped (host pids).
+    doomed: BTreeSet<i32>,
+}
+
+impl WaitScope {
+    /// A new step of a thread of `pid` starts; `passing` holds the
+    /// registers of the call it passes to the kernel, if any.
+    pub(crate) fn step_starts(&mut self, pid: i32, passing: Option<&Regs>) {
+        let nr = passing.map_or(-1, |r| r.orig_rax as i64);
+        if nr == libc::SYS_pidfd_send_signal {
+            let regs = passing.expect("passed call");
+            if regs.rsi as i32 == libc::SIGKILL {
+                // The step waits wide anyway; the target's later stops
+                // need the next steps to, until it is reaped.
+                if let Some(target) = fdprobe::pidfd_target(pid, regs.rdi as i32) {
+                    self.doom(target);
+                }
+            }
+        }
+        self.wide_step = matches!(
+            nr,
+            libc::SYS_execve
+                | libc::SYS_execveat
+                | libc::SYS_kill
+                | libc::SYS_tkill
+                | libc::SYS_tgkill
+                | libc::SYS_rt_sigqueueinfo
+                | libc::SYS_rt_tgsigqueueinfo
+                | libc::SYS_pidfd_send_signal
+        );
+    }
+
+    /// The running thread is exiting: its process's other threads may be
+    /// dying too, and a leader is reaped only after them.
+    pub(crate) fn running_exits(&mut self) {
+        self.wide_step = true;
+    }
+
+    /// `pid` was sent a SIGKILL: the next steps wait wide until it is reaped.
+    pub(crate) fn doom(&mut self, pid: i32) {
+        self.doomed.insert(pid);
+    }
+
+    /// Drops the doomed processes that `alive` says are gone.
+    pub(crate) fn forget(&mut self, alive: impl Fn(i32) -> bool) {
+        self.doomed.retain(|&p| alive(p));
+    }
+
+    fn wide(&self) -> bool {
+        self.wide_step || !self.doomed.is_empty()
+    }
+}
+
+impl Supervisor {
+    /// The `waitpid` target while `vtid` runs: its tid, or -1 (any tracee)
+    /// while other threads may change state by themselves.
+    pub(crate) fn wait_target(&self, vtid: Vtid) -> i32 {
+        match self.threads.get(&vtid) {
+            Some(t) if self.group_exit.is_none() && !self.waits.wide() => t.tid,
+            _ => -1,
+        }
+    }
+
+    /// waitpid(`who`, __WALL); counts the stop.
+    pub(crate) fn wait_on(&mut self, who: i32) -> std::io::Result<(i32, i32)> {
+        if let Some(early) = self.early_status.take() {
+            return Ok(early);
+        }
+        loop {
+            let mut status = 0;
+            let r = unsafe { libc::waitpid(who, &mut status, libc::__WALL) };
+            if r >= 0 {
+                self.stops += 1;
+                return Ok((r, status));
+            }
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINTR) {
+                return Err(e);
+            }
+        }
+    }
+}
