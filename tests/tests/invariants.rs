@@ -269,3 +269,31 @@ fn bad_invariants_are_bad_input() {
         assert!(run.reports().is_empty(), "bad input still ran seeds\n{run}");
     }
 }
+
+/// A probe named by a path relative to the scenario gives the same run
+/// however the scenario is reached: run from its folder the file's path is
+/// relative, while each `-j 2` worker is handed it absolute. The probe's
+/// argv[0] is the scenario's text either way, so the traces agree.
+#[test]
+fn a_relative_probe_runs_alike_in_parallel_workers() {
+    let dir = scratch_dir("invariant-relative");
+    std::fs::copy(Program::c("lease_pair").path(), dir.join("lease_pair")).unwrap();
+    let text = "name = \"lease\"\nduration = \"3s\"\nseeds = 2\n\n\
+         [[node]]\nname = \"a\"\ncommand = [\"./lease_pair\", \"node\", \"a\", \"b\", \"--leader\"]\n\n\
+         [[node]]\nname = \"b\"\ncommand = [\"./lease_pair\", \"node\", \"b\", \"a\"]\n\n\
+         [[invariant]]\nname = \"one leader per term\"\nevery = \"500ms\"\n\
+         command = [\"./lease_pair\", \"probe\"]\n";
+    std::fs::write(dir.join("lease.toml"), text).unwrap();
+    let run = |jobs: &str, out: &str| {
+        let mut command = std::process::Command::new(faultline_e2e::paths::faultline_bin());
+        command
+            .current_dir(&dir)
+            .args(["run", "lease.toml", "-j", jobs, "--artifacts", out]);
+        let run = faultline_e2e::exec::run_command(command, faultline_e2e::exec::DEFAULT_TIMEOUT);
+        let reports = faultline_e2e::SeedReport::all_from_stderr(&run.stderr)
+            .unwrap_or_else(|e| panic!("{e}\n{run}"));
+        assert_eq!(reports.len(), 2, "\n{run}");
+        reports
+    };
+    assert_eq!(run("1", "serial"), run("2", "parallel"));
+}

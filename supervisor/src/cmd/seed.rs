@@ -423,7 +423,7 @@ fn probe_specs(
             name: inv.name.clone(),
             host: inv.host.clone(),
             launch: LaunchSpec {
-                program: inv.program.display().to_string(),
+                program: inv.command0.clone(),
                 args: inv.args.clone(),
                 env,
                 filter: seccomp::build_filter(&syscalls::trapped_numbers()),

@@ -3,8 +3,6 @@
 //! Each becomes a program run on a simulated host of its own, `inv-1`,
 //! `inv-2`, ... in file order.
 
-use std::path::PathBuf;
-
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -42,8 +40,11 @@ pub struct InvariantSpec {
     pub name: String,
     /// The simulated host it runs on (`inv-N`).
     pub host: String,
-    /// The resolved program.
-    pub program: PathBuf,
+    /// The program as the scenario names it (argv[0], resolved in the
+    /// scenario's folder, where probes run): not the resolved path, which
+    /// depends on how the scenario's path was given (a `-j` worker gets it
+    /// absolute), so the trace would differ between runs of one seed.
+    pub command0: String,
     /// argv[1..].
     pub args: Vec<String>,
     /// Virtual ns between runs (None: only after faults).
@@ -123,11 +124,11 @@ pub(super) fn specs(
             },
             None => DEFAULT_TIMEOUT_NS,
         };
-        let (program, _, args) = ctx.command(&inv.command, &format!("invariant {name:?}"))?;
+        let (_, command0, args) = ctx.command(&inv.command, &format!("invariant {name:?}"))?;
         specs.push(InvariantSpec {
             name,
             host,
-            program,
+            command0,
             args,
             every,
             after,
