@@ -268,3 +268,24 @@ fn nothing_reaches_the_host_network() {
         );
     }
 }
+
+/// A descriptor faultline inherits without close-on-exec (a shell's, the
+/// output file of `time -o`) does not reach the program: it would shift
+/// the numbers the program's own opens get, and so its trace.
+#[test]
+fn descriptors_faultline_inherits_do_not_reach_the_program() {
+    use std::os::fd::AsRawFd;
+    let dir = faultline_e2e::paths::scratch_dir("inherited-fd");
+    let file = std::fs::File::create(dir.join("held")).unwrap();
+    // SAFETY: dup2 onto a free number; the copy has no close-on-exec.
+    assert_eq!(unsafe { libc::dup2(file.as_raw_fd(), 57) }, 57);
+    let run = Exec::new("sh")
+        .arg("-c")
+        .arg("test -e /proc/self/fd/57 && echo leaked || echo closed")
+        .seed(1)
+        .run();
+    // SAFETY: closes the copy made above.
+    unsafe { libc::close(57) };
+    run.expect_success();
+    assert_eq!(run.out(), "closed\n", "\n{run}");
+}

@@ -270,6 +270,13 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
                 // program must not inherit that.
                 crate::fast_path::channel::sigchld_mask(libc::SIG_UNBLOCK);
             }
+            // Descriptors faultline inherited (a shell's, `time -o`'s) must
+            // not reach the program: they would shift the numbers its own
+            // opens get, and so its trace, from one invocation to another.
+            let keep = spec
+                .channel_fd
+                .map(|_| faultline_channel::FD as libc::c_uint);
+            close_on_exec_from(3, keep);
             libc::setpgid(0, 0);
             libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);
             libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV, 0, 0, 0);
@@ -391,4 +398,23 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
         libc::close(go[1]);
     }
     Ok(pid)
+}
+
+/// Marks every descriptor from `first` on close-on-exec, except `keep`
+/// (async-signal-safe: two `close_range` calls).
+fn close_on_exec_from(first: libc::c_uint, keep: Option<libc::c_uint>) {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    let range = |lo: libc::c_uint, hi: libc::c_uint| {
+        if lo <= hi {
+            // SAFETY: close_range only changes descriptor flags.
+            unsafe { libc::syscall(libc::SYS_close_range, lo, hi, CLOSE_RANGE_CLOEXEC) };
+        }
+    };
+    match keep {
+        Some(fd) if fd >= first => {
+            range(first, fd - 1);
+            range(fd + 1, libc::c_uint::MAX);
+        }
+        _ => range(first, libc::c_uint::MAX),
+    }
 }
