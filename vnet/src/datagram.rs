@@ -55,7 +55,8 @@ impl DgramState {
     }
 }
 
-/// A datagram on its way.
+/// A datagram on its way (cloned when a link delivers it twice).
+#[derive(Clone)]
 pub(crate) struct InFlight {
     from: HostId,
     to: HostId,
@@ -117,21 +118,6 @@ impl Network {
         let route = self.route(sock, dst)?;
         let lost = self.links.lost(host, route.to);
         let delay = self.links.delay(host, route.to);
-        if !lost && self.links.duplicated(host, route.to) {
-            let again = self.links.delay(host, route.to);
-            let copy = InFlight {
-                from: host,
-                to: route.to,
-                src: route.src,
-                dst: route.dst,
-                data: data.to_vec(),
-                sent_at: now,
-                lost: false,
-                sender: sock,
-            };
-            self.agenda
-                .schedule(now + again, Event::Datagram(Box::new(copy)));
-        }
         let datagram = InFlight {
             from: host,
             to: route.to,
@@ -142,6 +128,11 @@ impl Network {
             lost,
             sender: sock,
         };
+        if !lost && self.links.duplicated(host, route.to) {
+            let again = self.links.delay(host, route.to);
+            let copy = Box::new(datagram.clone());
+            self.agenda.schedule(now + again, Event::Datagram(copy));
+        }
         self.agenda
             .schedule(now + delay, Event::Datagram(Box::new(datagram)));
         Ok(data.len())
