@@ -17,6 +17,7 @@ pub mod console;
 pub mod exec;
 pub mod fault_log;
 pub mod kv;
+pub mod lease;
 pub mod output;
 pub mod paths;
 pub mod procs;

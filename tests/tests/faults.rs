@@ -12,22 +12,7 @@ const SEED: u64 = 0xfa17;
 /// The lease store and one lease holder (`clock`: wall or mono), plus `faults`.
 fn lease_scenario(dir_name: &str, clock: &str, faults: &str) -> ScenarioRun {
     let dir = scratch_dir(dir_name);
-    let lease = Program::c("lease").path();
-    let text = format!(
-        r#"name = "lease"
-duration = "12s"
-
-[[node]]
-name = "store"
-command = ["{lease}", "server", "7100"]
-
-[[node]]
-name = "holder"
-command = ["{lease}", "client", "store", "7100", "{clock}", "40"]
-{faults}"#,
-        lease = lease.display(),
-    );
-    let file = ScenarioFile::raw(&dir, "lease.toml", &text);
+    let file = faultline_e2e::lease::lease_file(&dir, "lease", clock, faults);
     run_scenario_twice(&file.runner().seed(SEED))
 }
 

@@ -14,7 +14,7 @@ use std::path::Path;
 use faultline_e2e::checks::run_scenario_twice;
 use faultline_e2e::paths::scratch_dir;
 use faultline_e2e::runner::{faultline, report_json};
-use faultline_e2e::{Program, ScenarioFile, ScenarioRun};
+use faultline_e2e::{ScenarioFile, ScenarioRun};
 
 const SEED: u64 = 0xfa17;
 
@@ -54,22 +54,7 @@ loss = 0.1
 
 /// The lease pair in a fresh folder, plus `faults`.
 fn lease_file(dir: &Path, faults: &str) -> ScenarioFile {
-    let lease = Program::c("lease").path();
-    let text = format!(
-        r#"name = "lease-shrink"
-duration = "12s"
-
-[[node]]
-name = "store"
-command = ["{lease}", "server", "7100"]
-
-[[node]]
-name = "holder"
-command = ["{lease}", "client", "store", "7100", "mono", "40"]
-{faults}"#,
-        lease = lease.display(),
-    );
-    ScenarioFile::raw(dir, "lease.toml", &text)
+    faultline_e2e::lease::lease_file(dir, "lease-shrink", "mono", faults)
 }
 
 /// The failing check report.json names, if any.

@@ -5,9 +5,10 @@
 //! stopped. Only the watchdog could end that spin, at a point that depends
 //! on wall time. So the runtime's yield function (`runtime.gosched_m`,
 //! which Gosched and Go 1.20's goschedIfBusy both reach) gets a breakpoint
-//! in every Go program: each call is a scheduling point, at the same
-//! instruction on every run, where another thread may be given the turn.
-//! Found from the executable's pclntab, which survives stripping.
+//! in every Go program (with `--go-yields`): each call is a scheduling
+//! point, at the same instruction on every run, where another thread may
+//! be given the turn. Found from the executable's pclntab, which survives
+//! stripping.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -135,17 +136,16 @@ impl Supervisor {
         if mem.write_mem(addr, &[original]).is_err() {
             return None;
         }
-        let status = tracee::single_step(tid);
+        let status = tracee::single_step(tid).and_then(|()| self.wait_on(tid));
         let _ = mem.write_mem(addr, &[INT3]);
         match status {
-            Ok(status) if libc::WIFSTOPPED(status) => {
-                self.stops += 1;
+            Ok((_, status)) if libc::WIFSTOPPED(status) => {
                 let sig = libc::WSTOPSIG(status);
                 // Another signal stops the thread before the instruction
                 // runs: deliver it; the handler returns to the breakpoint.
                 (sig != libc::SIGTRAP).then_some(sig)
             }
-            Ok(status) => {
+            Ok((_, status)) => {
                 // Killed meanwhile: the run loop collects the death.
                 self.early_status = Some((tid, status));
                 None

@@ -173,11 +173,7 @@ impl Supervisor {
     pub(super) fn add_thread(&mut self, pid: i32, tid: i32) -> Vtid {
         let vtid = self.next_vtid;
         self.next_vtid += 1;
-        let node = self
-            .procs
-            .get(&pid)
-            .map(|p| self.net.net.host_name(p.host).to_string())
-            .unwrap_or_default();
+        let node = self.node_of(pid);
         self.thread_nodes.insert(vtid, node);
         let started = self.early_stops.remove(&tid);
         self.threads.insert(

@@ -346,6 +346,15 @@ impl Supervisor {
         }
     }
 
+    /// The name of the simulated host process `pid` runs on ("" if the
+    /// process is unknown).
+    pub(crate) fn node_of(&self, pid: i32) -> String {
+        self.procs
+            .get(&pid)
+            .map(|p| self.net.net.host_name(p.host).to_string())
+            .unwrap_or_default()
+    }
+
     /// Records one trace event at the current virtual time.
     pub(crate) fn record(&mut self, vtid: Vtid, call: &str, args: &[i64], ret: &str) {
         self.trace.record(self.clock.now(), vtid, call, args, ret);

@@ -63,9 +63,9 @@ pub fn cont(tid: i32, sig: i32) -> io::Result<()> {
     Ok(())
 }
 
-/// Runs one instruction of the stopped thread `tid` and waits for it to stop
-/// again; returns the wait status (a SIGTRAP stop when the step was made).
-pub fn single_step(tid: i32) -> io::Result<i32> {
+/// Lets the stopped thread `tid` run one instruction (it stops again with
+/// SIGTRAP once it has).
+pub fn single_step(tid: i32) -> io::Result<()> {
     check(unsafe {
         libc::ptrace(
             libc::PTRACE_SINGLESTEP,
@@ -74,16 +74,7 @@ pub fn single_step(tid: i32) -> io::Result<i32> {
             std::ptr::null_mut::<libc::c_void>(),
         )
     })?;
-    loop {
-        let mut status = 0;
-        if unsafe { libc::waitpid(tid, &mut status, libc::__WALL) } == tid {
-            return Ok(status);
-        }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
-            return Err(e);
-        }
-    }
+    Ok(())
 }
 
 /// Resumes `tid` so that it also stops at the exit of the current system call.

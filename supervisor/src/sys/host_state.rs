@@ -61,11 +61,7 @@ impl Supervisor {
     /// Counts one read of host state of `kind` by process `pid`, reporting
     /// the first of each kind on each node.
     pub(crate) fn note_host_state(&mut self, pid: i32, kind: String) {
-        let node = self
-            .procs
-            .get(&pid)
-            .map(|p| self.net.net.host_name(p.host).to_string())
-            .unwrap_or_default();
+        let node = self.node_of(pid);
         let n = self
             .host_state
             .entry((kind.clone(), node.clone()))

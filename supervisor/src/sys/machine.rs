@@ -32,19 +32,13 @@ impl Supervisor {
     /// simulated machine's (its host name, faultline's kernel), so neither
     /// the host's name nor its kernel release reach the program.
     pub(crate) fn uname_answered(&mut self, pid: i32, addr: u64) {
-        let uts = machine::utsname(&self.host_name_of(pid));
+        let uts = machine::utsname(&self.node_of(pid));
         if let Err(e) = tracee::Process(pid).write_mem(addr, &uts) {
             self.report_once(
                 crate::engine::diagnostics::DiagKind::InternalError,
                 format!("cannot write uname's answer ({e}); the host's is seen"),
             );
         }
-    }
-
-    /// The simulated host name of `pid`'s node.
-    fn host_name_of(&self, pid: i32) -> String {
-        let host = self.procs.get(&pid).map(|p| p.host).unwrap_or_default();
-        self.net.net.host_name(host).to_string()
     }
 
     /// The stand-in file an open of `path` by `c`'s process must read
@@ -122,7 +116,7 @@ impl Supervisor {
                 return Target::Text(format!("{}\n", machine::KERNEL_RELEASE))
             }
             "sys/kernel/version" => return Target::Text(format!("{}\n", machine::KERNEL_VERSION)),
-            "sys/kernel/hostname" => return Target::Text(format!("{}\n", self.host_name_of(pid))),
+            "sys/kernel/hostname" => return Target::Text(format!("{}\n", self.node_of(pid))),
             _ => {}
         }
         let (first, file) = rest.split_once('/').unwrap_or((rest, ""));
