@@ -128,9 +128,10 @@ fn crypto_rand_follows_seed() {
     assert_seeds_all_differ(&exec, |out| value(out, "crypto"));
 }
 
-/// The Go runtime's yield (runtime.gosched_m, found in the program's
-/// pclntab) is a scheduling point: the trace shows each call as a `yield`
-/// event, at the same points on every run; `--no-go-yields` turns it off.
+/// With `--go-yields` the Go runtime's yield (runtime.gosched_m, found in
+/// the program's pclntab) is a scheduling point: the trace shows each call
+/// as a `yield` event, at the same points on every run; by default it is
+/// not.
 #[test]
 fn go_runtime_yields_are_scheduling_points() {
     let dir = faultline_e2e::paths::scratch_dir("go-yields");
@@ -148,11 +149,11 @@ fn go_runtime_yields_are_scheduling_points() {
         let n = events.iter().filter(|e| e.call == "yield").count();
         (n, std::fs::read(&path).unwrap())
     };
-    let (first, trace_a) = yields(&[], "a.jsonl");
-    let (second, trace_b) = yields(&[], "b.jsonl");
+    let (first, trace_a) = yields(&["--go-yields"], "a.jsonl");
+    let (second, trace_b) = yields(&["--go-yields"], "b.jsonl");
     assert!(first > 0, "no yield events in the trace");
     assert_eq!(first, second);
     assert!(trace_a == trace_b, "same seed, different traces");
-    let (off, _) = yields(&["--no-go-yields"], "off.jsonl");
-    assert_eq!(off, 0, "--no-go-yields still made yields scheduling points");
+    let (off, _) = yields(&[], "off.jsonl");
+    assert_eq!(off, 0, "yields were scheduling points without --go-yields");
 }

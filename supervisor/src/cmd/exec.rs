@@ -47,7 +47,7 @@ pub fn config(sim: &SimArgs, seed: u64) -> Result<Config, String> {
         signals_at: Vec::new(),
         until_ns: None,
         vdso: !sim.no_vdso,
-        go_yields: !sim.no_go_yields,
+        go_yields: sim.go_yields,
         preload: sim.preload,
         clock_step_every: sim.clock_step_every,
         schedule: sim.schedule(),
