@@ -6,17 +6,11 @@
 use super::*;
 
 impl Supervisor {
-    /// The clock index of process `pid`'s host (an index no host has, so
-    /// the run's own clock, for a process faultline does not know).
-    pub(crate) fn clock_host(&self, pid: i32) -> usize {
-        self.procs.get(&pid).map_or(usize::MAX, |p| p.host.index())
-    }
-
     /// Steps the node's wall clock by `by` ns.
     pub(super) fn jump_clock(&mut self, name: &str, by: i64, kind: &str) {
-        let host = self.net.hosts[name].index();
-        self.clock.jump(host, by);
-        let wall = self.clock.read_on(host, libc::CLOCK_REALTIME);
+        let host = self.sim.net.hosts[name].index();
+        self.sim.clock.jump(host, by);
+        let wall = self.sim.clock.read_on(host, libc::CLOCK_REALTIME);
         self.fault(
             kind,
             name,
@@ -32,8 +26,8 @@ impl Supervisor {
 
     /// The node's clocks run `ppm` fast (or slow) from now on.
     pub(super) fn drift_clock(&mut self, name: &str, ppm: i64) {
-        let host = self.net.hosts[name].index();
-        self.clock.set_drift(host, ppm);
+        let host = self.sim.net.hosts[name].index();
+        self.sim.clock.set_drift(host, ppm);
         let detail = if ppm == 0 {
             "clocks back at the true rate".to_string()
         } else {

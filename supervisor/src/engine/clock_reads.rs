@@ -24,10 +24,10 @@ impl Supervisor {
 
     /// The clocks process `pid`'s vDSO page must show now (its host's).
     fn page_clocks(&self, pid: i32) -> Clocks {
-        let host = self.clock_host(pid);
+        let host = self.sim.clock_host(pid);
         Clocks {
-            mono_ns: self.clock.read_on(host, libc::CLOCK_MONOTONIC) as u64,
-            real_ns: self.clock.read_on(host, libc::CLOCK_REALTIME) as i64,
+            mono_ns: self.sim.clock.read_on(host, libc::CLOCK_MONOTONIC) as u64,
+            real_ns: self.sim.clock.read_on(host, libc::CLOCK_REALTIME) as i64,
         }
     }
 
@@ -44,7 +44,7 @@ impl Supervisor {
                 true
             }
             Err(e) => {
-                self.report_once(
+                self.sim.report_once(
                     crate::engine::diagnostics::DiagKind::Vdso,
                     format!("the faultline vDSO is not used ({e}); every clock read traps"),
                 );
@@ -70,7 +70,7 @@ impl Supervisor {
     /// the same point of every run (a spin that only polls memory and the
     /// clock leaves nothing else behind).
     pub(crate) fn forget_spin_reads(&mut self, pid: i32) {
-        let Some(mm) = self.procs.get(&pid).map(|p| p.mm) else {
+        let Some(mm) = self.sim.procs.get(&pid).map(|p| p.mm) else {
             return;
         };
         if let Some(page) = self.vdso_pages.get(&mm) {
@@ -83,7 +83,7 @@ impl Supervisor {
 
     /// Forgets an address space no process uses any more.
     pub(crate) fn forget_mm(&mut self, mm: u32) {
-        if !self.procs.values().any(|p| p.mm == mm) {
+        if !self.sim.procs.values().any(|p| p.mm == mm) {
             self.vdso_pages.remove(&mm);
             self.clock_reads.remove(&mm);
             self.go_yields.forget(mm);
@@ -92,7 +92,7 @@ impl Supervisor {
 
     /// Before `pid` runs: its page shows the current virtual time.
     pub(crate) fn refresh_vdso(&mut self, pid: i32) {
-        let Some(mm) = self.procs.get(&pid).map(|p| p.mm) else {
+        let Some(mm) = self.sim.procs.get(&pid).map(|p| p.mm) else {
             return;
         };
         let clocks = self.page_clocks(pid);
@@ -104,9 +104,9 @@ impl Supervisor {
     /// Moves virtual time by `ns` of computation of thread `vtid`, which is
     /// also the CPU time it used.
     pub(crate) fn charge_step(&mut self, vtid: Vtid, ns: u64) {
-        self.clock.advance_by(ns);
-        if let Some(t) = self.threads.get(&vtid) {
-            self.cpu.charge(vtid, t.pid, ns);
+        self.sim.clock.advance_by(ns);
+        if let Some(t) = self.sim.threads.get(&vtid) {
+            self.sim.cpu.charge(vtid, t.pid, ns);
         }
     }
 
@@ -137,7 +137,7 @@ impl Supervisor {
 
     fn clock_read_is_step(&mut self, c: &Call) -> bool {
         let every = self.clock_step_every();
-        let mm = self.procs[&c.pid].mm;
+        let mm = self.sim.procs[&c.pid].mm;
         if let Some(page) = self.vdso_pages.get(&mm) {
             if page.made_call(c.regs.rip) {
                 return true; // the image counted it and chose to trap

@@ -131,7 +131,7 @@ impl Supervisor {
     /// fault log names the node, file and errno, and the call's trace event
     /// (recorded right after its handler, so the next one) gets the path.
     pub(crate) fn disk_error(&mut self, disk: usize, ino: vfs::Ino, call: &str, errno: vfs::Errno) {
-        let d = self.disks.get(disk);
+        let d = self.sim.disks.get(disk);
         let path = d.disk.path_of(ino).map_or_else(
             || "(unnamed file)".into(),
             |p| d.visible.join(p).display().to_string(),
@@ -143,10 +143,10 @@ impl Supervisor {
             "write_error"
         };
         let detail = format!("{call} {path}: {}", errno.name());
-        self.trace.note_paths(vec![path.clone()]);
+        self.sim.trace.note_paths(vec![path.clone()]);
         self.fault_log.push(FaultRecord {
-            t: self.clock.now(),
-            event: self.trace.count() + 1,
+            t: self.sim.clock.now(),
+            event: self.sim.trace.count() + 1,
             kind: kind.into(),
             node,
             detail,
@@ -178,8 +178,8 @@ impl Supervisor {
             return;
         }
         self.fault_log.push(FaultRecord {
-            t: self.clock.now().max(planned.at),
-            event: self.trace.count(),
+            t: self.sim.clock.now().max(planned.at),
+            event: self.sim.trace.count(),
             kind: UNAPPLIED.into(),
             node: planned.event.node().unwrap_or_default().to_string(),
             detail: format!("planned {}: {why}", planned.event.kind()),
@@ -199,7 +199,7 @@ impl Supervisor {
     /// Power-cuts disk `disk` of node `name` (its processes are dead) and
     /// logs what the crash took back.
     pub(super) fn crash_disk(&mut self, disk: usize, name: &str) {
-        let d = self.disks.get_mut(disk);
+        let d = self.sim.disks.get_mut(disk);
         let report = match d.disk.crash() {
             Ok(report) => report,
             Err(e) => {

@@ -22,11 +22,11 @@ pub(super) enum Down {
 impl Supervisor {
     /// Records a fault in the trace and in the fault log (faults.json).
     pub(super) fn fault(&mut self, kind: &str, node: &str, args: &[i64], detail: String) {
-        let t = self.clock.now();
-        self.trace.record(t, 0, kind, args, node);
+        let t = self.sim.clock.now();
+        self.sim.trace.record(t, 0, kind, args, node);
         self.fault_log.push(FaultRecord {
             t,
-            event: self.trace.count(),
+            event: self.sim.trace.count(),
             kind: kind.to_string(),
             node: node.to_string(),
             detail,
@@ -38,7 +38,7 @@ impl Supervisor {
 
     /// Applies the planned faults whose time has come.
     pub(super) fn apply_faults(&mut self) -> Result<(), launch::LaunchError> {
-        let now = self.clock.now();
+        let now = self.sim.clock.now();
         while self.plan.first().is_some_and(|f| f.t <= now) {
             let scheduled = self.plan.remove(0);
             let logged = self.fault_log.len();
@@ -53,7 +53,7 @@ impl Supervisor {
                         Some(from) => self.host_ids(|n| from.contains(n)),
                         None => self.host_ids(|n| !isolate.contains(n)),
                     };
-                    self.net.net.partition(&cut, &rest, one_way);
+                    self.sim.net.net.partition(&cut, &rest, one_way);
                     let how = if one_way { "one way" } else { "both ways" };
                     self.fault(
                         "partition",
@@ -66,7 +66,7 @@ impl Supervisor {
                     );
                 }
                 FaultEvent::Heal => {
-                    self.net.net.heal();
+                    self.sim.net.net.heal();
                     self.fault("heal", "", &[], "every link restored".into());
                 }
                 FaultEvent::Crash(node) => self.crash_node(&node, Down::Crash)?,
@@ -102,8 +102,8 @@ impl Supervisor {
         else {
             return Ok(());
         };
-        let host = self.net.hosts[name];
-        let victims = self.procs.values().filter(|p| p.host == host).count();
+        let host = self.sim.net.hosts[name];
+        let victims = self.sim.procs.values().filter(|p| p.host == host).count();
         let killed = format!("{victims} process(es) killed");
         if planned {
             let kind = if how == Down::Kill { "kill" } else { "crash" };
@@ -118,13 +118,13 @@ impl Supervisor {
                 format!("after its program exited; {killed}"),
             );
         }
-        self.net.net.crash_host(host, self.clock.now());
+        self.sim.net.net.crash_host(host, self.sim.clock.now());
         self.kill_host(host)?;
         self.paused.remove(&host);
         if how == Down::Kill {
             return Ok(());
         }
-        if let Some(d) = self.disks.of_host(host) {
+        if let Some(d) = self.sim.disks.of_host(host) {
             self.crash_disk(d, name);
         }
         Ok(())
@@ -134,7 +134,8 @@ impl Supervisor {
     /// Probe hosts are never among them: probes watch every node and are
     /// never faulted.
     pub(super) fn host_ids(&self, keep: impl Fn(&String) -> bool) -> Vec<vnet::HostId> {
-        self.net
+        self.sim
+            .net
             .hosts
             .iter()
             .filter(|(n, _)| keep(n) && !self.probes.is_host(n))
@@ -146,6 +147,7 @@ impl Supervisor {
     /// their end lands at the same point of every run; returns how many.
     pub(super) fn kill_host(&mut self, host: vnet::HostId) -> std::io::Result<usize> {
         let mut victims: Vec<i32> = self
+            .sim
             .procs
             .values()
             .filter(|p| p.host == host)
@@ -184,11 +186,11 @@ impl Supervisor {
     /// order, a process's other threads before its leader (whose end is the
     /// process's), then by thread creation order.
     fn reap_order(&self, tid: i32) -> (u32, bool, Vtid) {
-        let Some(&vtid) = self.by_tid.get(&tid) else {
+        let Some(&vtid) = self.sim.by_tid.get(&tid) else {
             return (u32::MAX, true, Vtid::MAX);
         };
-        let pid = self.threads[&vtid].pid;
-        let vpid = self.procs.get(&pid).map_or(u32::MAX, |p| p.vpid);
+        let pid = self.sim.threads[&vtid].pid;
+        let vpid = self.sim.procs.get(&pid).map_or(u32::MAX, |p| p.vpid);
         (vpid, tid == pid, vtid)
     }
 

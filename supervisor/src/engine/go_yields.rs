@@ -67,7 +67,7 @@ impl Supervisor {
             let found = match gosym::find_functions(&exe, YIELD_FUNCTIONS) {
                 Ok(found) => found,
                 Err(e) => {
-                    self.report_once(
+                    self.sim.report_once(
                         diagnostics::DiagKind::InternalError,
                         format!("{e}: its runtime's yields are not scheduling points, so its spin loops may be preempted by the watchdog"),
                     );
@@ -95,7 +95,7 @@ impl Supervisor {
                 Ok(()) => {
                     points.insert(addr, byte[0]);
                 }
-                Err(e) => self.report_once(
+                Err(e) => self.sim.report_once(
                     diagnostics::DiagKind::InternalError,
                     format!(
                         "cannot put a breakpoint on {name} of {} at {addr:#x} ({e})",
@@ -111,16 +111,16 @@ impl Supervisor {
     /// is put back at the function's first instruction and its step ends
     /// here, a scheduling point. None: some other SIGTRAP.
     pub(super) fn on_go_yield(&mut self, vtid: Vtid, tid: i32, pid: i32) -> Option<StepEnd> {
-        let mm = self.procs.get(&pid)?.mm;
+        let mm = self.sim.procs.get(&pid)?.mm;
         let mut regs = tracee::get_regs(tid).ok()?;
         let addr = regs.rip.checked_sub(1)?;
         self.go_yields.original(mm, addr)?;
         regs.rip = addr;
         self.set_regs_or_dead(tid, &regs);
-        let th = self.threads.get_mut(&vtid)?;
+        let th = self.sim.threads.get_mut(&vtid)?;
         th.step_over = Some(addr);
         th.state = ThreadState::Ready(Resume::Continue);
-        self.record(vtid, "yield", &[addr as i64], "go");
+        self.sim.record(vtid, "yield", &[addr as i64], "go");
         Some(StepEnd::Done)
     }
 
@@ -130,7 +130,7 @@ impl Supervisor {
     /// signal that arrived instead of the step, to be delivered with the
     /// resume.
     pub(super) fn step_over_yield(&mut self, tid: i32, pid: i32, addr: u64) -> Option<i32> {
-        let mm = self.procs.get(&pid)?.mm;
+        let mm = self.sim.procs.get(&pid)?.mm;
         let original = self.go_yields.original(mm, addr)?;
         let mem = tracee::Process(pid);
         if mem.write_mem(addr, &[original]).is_err() {
@@ -151,7 +151,7 @@ impl Supervisor {
                 None
             }
             Err(e) => {
-                self.report_once(
+                self.sim.report_once(
                     diagnostics::DiagKind::InternalError,
                     format!("cannot step thread {tid} over a Go yield breakpoint ({e})"),
                 );

@@ -17,7 +17,7 @@ impl Supervisor {
     /// Starts a program on simulated host `host` and runs it to its first
     /// trapped call. `--signal-at` signals are armed for the first program.
     pub fn launch(&mut self, spec: &LaunchSpec, host: &str) -> Result<(), launch::LaunchError> {
-        if !self.net.hosts.contains_key(host) {
+        if !self.sim.net.hosts.contains_key(host) {
             return Err(launch::LaunchError::NoHost(host.to_string()));
         }
         if let Some((out, err)) = spec.output {
@@ -40,7 +40,7 @@ impl Supervisor {
         if self.roots.len() == 1 {
             let pid = self.roots[0].pid;
             for &(at, sig) in &self.cfg.signals_at.clone() {
-                self.signal_timers.push(SignalTimer {
+                self.sim.signal_timers.push(SignalTimer {
                     pid,
                     sig,
                     at,
@@ -71,11 +71,12 @@ impl Supervisor {
         size: u64,
     ) -> Result<(), launch::LaunchError> {
         let host = *self
+            .sim
             .net
             .hosts
             .get(name)
             .ok_or_else(|| launch::LaunchError::NoHost(name.to_string()))?;
-        self.disks.add(NodeDisk {
+        self.sim.disks.add(NodeDisk {
             node: name.to_string(),
             host,
             visible,
@@ -103,14 +104,18 @@ impl Supervisor {
         spec: &LaunchSpec,
         host: &str,
     ) -> Result<(i32, Vtid), launch::LaunchError> {
-        let host_id = self.net.hosts[host];
+        let host_id = self.sim.net.hosts[host];
         let pid = launch::spawn(&self.launch_spec(spec))?;
         let mm = self.new_mm();
         self.add_process(pid, None, mm);
-        self.procs.get_mut(&pid).expect("new root").host = host_id;
+        self.sim.procs.get_mut(&pid).expect("new root").host = host_id;
         let vtid = self.add_thread(pid, pid);
         // A root's first stop is its exec event; it is "started" already.
-        self.threads.get_mut(&vtid).expect("root thread").started = true;
+        self.sim
+            .threads
+            .get_mut(&vtid)
+            .expect("root thread")
+            .started = true;
         Ok((pid, vtid))
     }
 
@@ -121,20 +126,20 @@ impl Supervisor {
 
     pub(super) fn add_process(&mut self, pid: i32, parent: Option<i32>, mm: u32) {
         let (fds, restart_mask, name, host) = parent
-            .and_then(|p| self.procs.get(&p))
+            .and_then(|p| self.sim.procs.get(&p))
             .map(|p| (p.fds.clone(), p.restart_mask, p.name.clone(), p.host))
             .unwrap_or((BTreeMap::new(), 0, String::new(), vnet::HostId::default()));
         let ns_root = parent
-            .and_then(|p| self.procs.get(&p))
+            .and_then(|p| self.sim.procs.get(&p))
             .map_or(pid, |p| p.ns_root);
         for kind in fds.values() {
             if let fdprobe::FdKind::Socket(vs) = kind {
-                self.net.add_ref(*vs);
+                self.sim.net.add_ref(*vs);
             }
         }
         if let Some(parent) = parent {
-            self.net.fork_epolls(parent, pid);
-            let parent_mm = self.procs[&parent].mm;
+            self.sim.net.fork_epolls(parent, pid);
+            let parent_mm = self.sim.procs[&parent].mm;
             if parent_mm != mm {
                 self.inherit_clock_state(parent_mm, mm);
                 self.go_yields.inherit(parent_mm, mm);
@@ -142,7 +147,7 @@ impl Supervisor {
         }
         let vpid = self.next_vpid;
         self.next_vpid += 1;
-        self.procs.insert(
+        self.sim.procs.insert(
             pid,
             Process {
                 pid,
@@ -159,13 +164,13 @@ impl Supervisor {
                 host,
                 vfork_parent: None,
                 channel_user: parent
-                    .and_then(|p| self.procs.get(&p))
+                    .and_then(|p| self.sim.procs.get(&p))
                     .is_some_and(|p| p.channel_user),
                 loader_fd: None,
                 interp: parent
-                    .and_then(|p| self.procs.get(&p))
+                    .and_then(|p| self.sim.procs.get(&p))
                     .and_then(|p| p.interp),
-                start_ns: self.clock.now(),
+                start_ns: self.sim.clock.now(),
             },
         );
     }
@@ -173,10 +178,10 @@ impl Supervisor {
     pub(super) fn add_thread(&mut self, pid: i32, tid: i32) -> Vtid {
         let vtid = self.next_vtid;
         self.next_vtid += 1;
-        let node = self.node_of(pid);
-        self.thread_nodes.insert(vtid, node);
+        let node = self.sim.node_of(pid);
+        self.sim.thread_nodes.insert(vtid, node);
         let started = self.early_stops.remove(&tid);
-        self.threads.insert(
+        self.sim.threads.insert(
             vtid,
             Thread {
                 tid,
@@ -199,34 +204,34 @@ impl Supervisor {
                 step_over: None,
             },
         );
-        self.by_tid.insert(tid, vtid);
+        self.sim.by_tid.insert(tid, vtid);
         vtid
     }
 
     /// Forgets a thread that is gone, and frees its channel slot.
     pub(super) fn remove_thread(&mut self, vtid: Vtid) -> Option<Thread> {
-        let t = self.threads.remove(&vtid)?;
-        self.cpu.thread_gone(vtid);
-        self.by_tid.remove(&t.tid);
-        self.sched.forget(vtid);
+        let t = self.sim.threads.remove(&vtid)?;
+        self.sim.cpu.thread_gone(vtid);
+        self.sim.by_tid.remove(&t.tid);
+        self.sim.sched.forget(vtid);
         self.release_slot(t.channel_slot);
         Some(t)
     }
 
     pub(crate) fn mark_dying(&mut self, vtid: Vtid) {
-        if let Some(t) = self.threads.get(&vtid) {
+        if let Some(t) = self.sim.threads.get(&vtid) {
             if let ThreadState::Parked(w) = t.state.clone() {
                 self.unpark(vtid, &w.kind);
             }
         }
-        if let Some(t) = self.threads.get_mut(&vtid) {
+        if let Some(t) = self.sim.threads.get_mut(&vtid) {
             t.state = ThreadState::Dying;
         }
     }
 
     /// A thread (or, for a leader, its whole process) has been reaped.
     pub(super) fn reap(&mut self, tid: i32, status: i32) {
-        let Some(&vtid) = self.by_tid.get(&tid) else {
+        let Some(&vtid) = self.sim.by_tid.get(&tid) else {
             return;
         };
         let th = self.remove_thread(vtid).expect("thread of tid");
@@ -237,7 +242,7 @@ impl Supervisor {
             // A non-leader thread: wake joiners the way the kernel's
             // CLONE_CHILD_CLEARTID does, but on the emulated futex.
             if th.clear_tid != 0 {
-                if let Some(mm) = self.procs.get(&th.pid).map(|p| p.mm) {
+                if let Some(mm) = self.sim.procs.get(&th.pid).map(|p| p.mm) {
                     self.futex_wake((mm, th.clear_tid), 1, u32::MAX);
                 }
             }
@@ -250,6 +255,7 @@ impl Supervisor {
         let pid = leader.pid;
         // Threads the kernel reaped silently with their leader.
         let rest: Vec<Vtid> = self
+            .sim
             .threads
             .values()
             .filter(|t| t.pid == pid)
@@ -259,25 +265,25 @@ impl Supervisor {
             self.mark_dying(v);
             self.remove_thread(v);
         }
-        let Some(p) = self.procs.remove(&pid) else {
+        let Some(p) = self.sim.procs.remove(&pid) else {
             return;
         };
-        self.cpu.process_gone(pid, p.parent);
+        self.sim.cpu.process_gone(pid, p.parent);
         self.forget_mm(p.mm);
-        self.signal_timers.retain(|t| t.pid != pid);
-        self.posix_timers.retain(|&(p, _), _| p != pid);
+        self.sim.signal_timers.retain(|t| t.pid != pid);
+        self.sim.posix_timers.retain(|&(p, _), _| p != pid);
         // Its descriptors close: peers of its sockets see FIN or RST.
-        let now = self.clock.now();
+        let now = self.sim.clock.now();
         for (&fd, kind) in &p.fds {
             if let fdprobe::FdKind::Socket(vs) = kind {
-                self.net.drop_ref(pid, fd, *vs, now);
+                self.sim.net.drop_ref(pid, fd, *vs, now);
             }
-            self.net.drop_epoll(pid, fd);
+            self.sim.net.drop_epoll(pid, fd);
         }
         self.drop_unheld_timerfds();
         let desc = describe_status(status);
-        self.trace.record(
-            self.clock.now(),
+        self.sim.trace.record(
+            self.sim.clock.now(),
             leader.vtid,
             "process_exit",
             &[p.vpid as i64],
@@ -293,12 +299,13 @@ impl Supervisor {
                 signal_name(sig),
                 detail
             );
-            self.report_once(super::diagnostics::DiagKind::Killed, msg);
+            self.sim
+                .report_once(super::diagnostics::DiagKind::Killed, msg);
         }
         if let Some(parent_tid) = p.vfork_parent {
             self.wake_vfork_parent(parent_tid);
         }
-        let when = (self.clock.now(), self.trace.count());
+        let when = (self.sim.clock.now(), self.sim.trace.count());
         if self.probes.exited(pid, status) {
             return;
         }
@@ -309,7 +316,7 @@ impl Supervisor {
                 // Like a service manager: bring it back on the same disk.
                 root.down = true;
                 root.restarts += 1;
-                let now = self.clock.now();
+                let now = self.sim.clock.now();
                 let mut events = vec![(now + delay, FaultEvent::Restart(root.name.clone()))];
                 if root.reboot_on_exit {
                     events.push((now, FaultEvent::Reboot(root.name.clone())));
@@ -333,7 +340,7 @@ impl Supervisor {
     }
 
     pub(super) fn wake_child_waiters(&mut self, parent: i32) {
-        for t in self.threads.values_mut() {
+        for t in self.sim.threads.values_mut() {
             if t.pid == parent
                 && matches!(&t.state, ThreadState::Parked(w) if matches!(w.kind, WaitKind::Child))
             {
@@ -343,8 +350,8 @@ impl Supervisor {
     }
 
     pub(crate) fn wake_vfork_parent(&mut self, parent_tid: i32) {
-        if let Some(&v) = self.by_tid.get(&parent_tid) {
-            let t = self.threads.get_mut(&v).expect("thread");
+        if let Some(&v) = self.sim.by_tid.get(&parent_tid) {
+            let t = self.sim.threads.get_mut(&v).expect("thread");
             if matches!(&t.state, ThreadState::Parked(w) if matches!(w.kind, WaitKind::Vfork { .. }))
             {
                 t.state = ThreadState::Ready(Resume::Continue);
@@ -353,20 +360,22 @@ impl Supervisor {
     }
 
     pub(super) fn on_clone_event(&mut self, vtid: Vtid, event: i32) -> StepEnd {
-        let th = &self.threads[&vtid];
+        let th = &self.sim.threads[&vtid];
         let (tid, pid) = (th.tid, th.pid);
         let Ok(new_tid) = tracee::event_msg(tid).map(|m| m as i32) else {
             return StepEnd::Running;
         };
-        let (flags, ctid) = self.threads[&vtid].pending_clone.unwrap_or(match event {
-            libc::PTRACE_EVENT_VFORK => ((libc::CLONE_VM | libc::CLONE_VFORK) as u64, 0),
-            _ => (libc::SIGCHLD as u64, 0),
-        });
+        let (flags, ctid) = self.sim.threads[&vtid]
+            .pending_clone
+            .unwrap_or(match event {
+                libc::PTRACE_EVENT_VFORK => ((libc::CLONE_VM | libc::CLONE_VFORK) as u64, 0),
+                _ => (libc::SIGCHLD as u64, 0),
+            });
         let new_pid = if flags & libc::CLONE_THREAD as u64 != 0 {
             pid
         } else {
             let mm = if flags & libc::CLONE_VM as u64 != 0 {
-                self.procs[&pid].mm
+                self.sim.procs[&pid].mm
             } else {
                 self.new_mm()
             };
@@ -375,19 +384,21 @@ impl Supervisor {
         };
         let new_vtid = self.add_thread(new_pid, new_tid);
         if flags & libc::CLONE_CHILD_CLEARTID as u64 != 0 {
-            self.threads
+            self.sim
+                .threads
                 .get_mut(&new_vtid)
                 .expect("new thread")
                 .clear_tid = ctid;
         }
         let label = if new_pid == pid { "thread" } else { "process" };
-        self.record(vtid, "spawn", &[new_vtid as i64], label);
+        self.sim.record(vtid, "spawn", &[new_vtid as i64], label);
         if event == libc::PTRACE_EVENT_VFORK {
-            self.procs
+            self.sim
+                .procs
                 .get_mut(&new_pid)
                 .expect("vfork child")
                 .vfork_parent = Some(tid);
-            self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Parked(Wait {
+            self.sim.threads.get_mut(&vtid).expect("thread").state = ThreadState::Parked(Wait {
                 kind: WaitKind::Vfork { child: new_tid },
                 deadline: None,
                 on_timeout: Resume::Continue,
@@ -395,16 +406,21 @@ impl Supervisor {
             });
             return StepEnd::Done;
         }
-        self.threads.get_mut(&vtid).expect("thread").pending_clone = None;
+        self.sim
+            .threads
+            .get_mut(&vtid)
+            .expect("thread")
+            .pending_clone = None;
         let _ = tracee::cont(tid, 0);
         StepEnd::Running
     }
 
     pub(super) fn on_exec(&mut self, vtid: Vtid) {
-        let th = &self.threads[&vtid];
+        let th = &self.sim.threads[&vtid];
         let (tid, pid) = (th.tid, th.pid);
         // Other threads of the process were killed by the exec.
         let others: Vec<Vtid> = self
+            .sim
             .threads
             .values()
             .filter(|t| t.pid == pid && t.vtid != vtid)
@@ -416,12 +432,12 @@ impl Supervisor {
         }
         if tid != pid {
             // A non-leader exec'd: it takes over the leader's tid.
-            self.by_tid.remove(&tid);
-            self.by_tid.insert(pid, vtid);
-            self.threads.get_mut(&vtid).expect("thread").tid = pid;
+            self.sim.by_tid.remove(&tid);
+            self.sim.by_tid.insert(pid, vtid);
+            self.sim.threads.get_mut(&vtid).expect("thread").tid = pid;
         }
         let mut random = [0u8; 16];
-        self.data_rng.fill(&mut random);
+        self.sim.data_rng.fill(&mut random);
         let mm = self.new_mm();
         let rsp = tracee::get_regs(pid).map(|r| r.rsp).unwrap_or(0);
         let mut install = |base: u64| self.install_vdso(pid, mm, base);
@@ -430,7 +446,7 @@ impl Supervisor {
         self.forget_closed_on_exec(pid);
         self.arm_go_yields(pid, mm, image.entry);
         let interp = crate::host::auxv::mapping_of_file_at(pid, image.interp_base);
-        let p = self.procs.get_mut(&pid).expect("exec'ing process");
+        let p = self.sim.procs.get_mut(&pid).expect("exec'ing process");
         p.interp = interp;
         let old_mm = std::mem::replace(&mut p.mm, mm);
         p.restart_mask = 0;
@@ -440,11 +456,11 @@ impl Supervisor {
         p.name = name.clone();
         let vfork_parent = p.vfork_parent.take();
         self.forget_mm(old_mm);
-        let t = self.threads.get_mut(&vtid).expect("thread");
+        let t = self.sim.threads.get_mut(&vtid).expect("thread");
         t.clear_tid = 0;
         let old_slot = t.channel_slot.take();
         self.release_slot(old_slot);
-        self.record(vtid, "exec", &[], &name);
+        self.sim.record(vtid, "exec", &[], &name);
         if let Some(parent) = vfork_parent {
             self.wake_vfork_parent(parent);
         }
@@ -454,8 +470,8 @@ impl Supervisor {
     /// only virtual sockets and timerfds that are still open, forget
     /// everything else.
     pub(super) fn forget_closed_on_exec(&mut self, pid: i32) {
-        let now = self.clock.now();
-        let Some(p) = self.procs.get_mut(&pid) else {
+        let now = self.sim.clock.now();
+        let Some(p) = self.sim.procs.get_mut(&pid) else {
             return;
         };
         p.held.clear();
@@ -464,34 +480,35 @@ impl Supervisor {
             if !matches!(kind, fdprobe::FdKind::Socket(_) | fdprobe::FdKind::Timer(_)) {
                 continue;
             }
-            let p = &self.procs[&pid];
+            let p = &self.sim.procs[&pid];
             let open = p
                 .pidfd
                 .as_ref()
                 .is_some_and(|pf| fdprobe::classify(pf, fd).is_some());
             if open {
-                self.procs
+                self.sim
+                    .procs
                     .get_mut(&pid)
                     .expect("process")
                     .fds
                     .insert(fd, kind);
             } else if let fdprobe::FdKind::Socket(vs) = kind {
-                self.net.drop_ref(pid, fd, vs, now);
+                self.sim.net.drop_ref(pid, fd, vs, now);
             }
-            self.net.drop_epoll(pid, fd);
+            self.sim.net.drop_epoll(pid, fd);
         }
         self.drop_unheld_timerfds();
     }
 
     pub(super) fn on_exit_event(&mut self, vtid: Vtid) -> StepEnd {
-        let th = &self.threads[&vtid];
+        let th = &self.sim.threads[&vtid];
         let (tid, pid, kind) = (th.tid, th.pid, th.exit_kind);
         let group = kind != Some(ExitKind::Thread);
         self.waits.running_exits();
         self.mark_dying(vtid);
         let _ = tracee::cont(tid, 0);
         if group {
-            for t in self.threads.values_mut().filter(|t| t.pid == pid) {
+            for t in self.sim.threads.values_mut().filter(|t| t.pid == pid) {
                 t.state = ThreadState::Dying;
             }
             self.group_exit = Some(pid);
@@ -499,6 +516,7 @@ impl Supervisor {
             return StepEnd::Running;
         }
         let others_alive = self
+            .sim
             .threads
             .values()
             .any(|t| t.pid == pid && t.vtid != vtid && !matches!(t.state, ThreadState::Dying));

@@ -26,19 +26,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rand::SeedableRng;
-
-use rand_chacha::ChaCha8Rng;
-use scheduler::{SchedulePolicy, Scheduler};
+use scheduler::SchedulePolicy;
 
 use crate::host::launch::LaunchSpec;
 use crate::host::watchdog::Watchdog;
 use crate::scenario::plan::Scheduled;
-use crate::sim::diskstate::Disks;
 use crate::sim::netstate::NetState;
-use crate::sim::seeds::Streams;
+use crate::sim::state::Sim;
 use crate::sim::trace::TraceLog;
-use crate::sim::vclock::VClock;
 use crate::sim::world::*;
 
 /// Settings of one run.
@@ -147,29 +142,11 @@ pub struct Outcome {
 /// The state of one run.
 pub struct Supervisor {
     pub(crate) cfg: Config,
-    pub(crate) clock: VClock,
-    /// Virtual CPU time per thread and process.
-    pub(crate) cpu: crate::sim::cputime::CpuLedger,
-    /// The programs' POSIX timers.
-    pub(crate) posix_timers: crate::sys::timers::PosixTimers,
-    /// The timerfds of every process.
-    pub(crate) timer_fds: crate::sys::timerfd::TimerFds,
-    /// The node of every thread there was (see `Outcome::thread_nodes`).
-    pub(crate) thread_nodes: BTreeMap<Vtid, String>,
-    /// Reads of host state that is not simulated, per (call kind, node).
-    pub(crate) host_state: BTreeMap<(String, String), u64>,
-    /// The file identities `stat` shows.
-    pub(crate) file_ids: crate::sim::fileids::FileIds,
-    /// Which thread runs next; the futex queues.
-    pub(crate) sched: Scheduler,
-    pub(crate) data_rng: ChaCha8Rng,
-    pub(crate) threads: BTreeMap<Vtid, Thread>,
-    pub(crate) by_tid: HashMap<i32, Vtid>,
-    pub(crate) procs: HashMap<i32, Process>,
+    /// The simulated world the syscall handlers act on.
+    pub(crate) sim: Sim,
     next_vtid: Vtid,
     next_vpid: u32,
     next_mm: u32,
-    pub(crate) trace: TraceLog,
     pub(crate) stops: u64,
     /// Calls answered over the fast path's channel.
     pub(crate) fast_calls: u64,
@@ -179,10 +156,6 @@ pub struct Supervisor {
     pub(crate) preload_lib: Option<String>,
     /// The launched programs (one per node), in launch order.
     roots: Vec<Root>,
-    /// The simulated network.
-    pub(crate) net: NetState,
-    /// The nodes' simulated disks.
-    pub(crate) disks: Disks,
     /// The fault plan: events at virtual times, in time order.
     plan: Vec<Scheduled>,
     /// The faults that happened, for faults.json and the timeline.
@@ -193,14 +166,11 @@ pub struct Supervisor {
     probes: probes::Probes,
     early_stops: HashSet<i32>,
     pub(crate) signal_checks: BTreeSet<i32>,
-    /// Signals due at virtual times: alarm/setitimer, and `--signal-at`.
-    pub(crate) signal_timers: Vec<SignalTimer>,
     pub(crate) watchdog: Arc<Watchdog>,
     preemptions: u64,
     /// Threads with a watchdog SIGSTOP still pending from a step that
     /// ended before it arrived.
     stale_stops: HashSet<i32>,
-    diagnostics: diagnostics::Diagnostics,
     /// The nodes' captured output files, and when they were written.
     pub(crate) outputs: crate::sim::output::OutputLog,
     pub(crate) exit_hook: Option<ExitHook>,
@@ -297,43 +267,26 @@ impl Supervisor {
             None => (None, None),
         };
         let watchdog = Watchdog::start(cfg.spin_limit);
-        let seeds = Streams::split(cfg.seed);
         Supervisor {
-            clock: VClock::new(cfg.epoch_secs),
-            cpu: Default::default(),
-            posix_timers: Default::default(),
-            timer_fds: Default::default(),
-            thread_nodes: BTreeMap::new(),
-            host_state: BTreeMap::new(),
-            file_ids: Default::default(),
-            sched: Scheduler::new(seeds.schedule, cfg.schedule),
-            data_rng: ChaCha8Rng::seed_from_u64(seeds.data),
+            sim: Sim::new(cfg.seed, cfg.epoch_secs, cfg.cpus, cfg.schedule, trace, net),
             cfg,
-            threads: BTreeMap::new(),
-            by_tid: HashMap::new(),
-            procs: HashMap::new(),
             next_vtid: 1,
             next_vpid: 1,
             next_mm: 1,
-            trace,
             stops: 0,
             fast_calls: 0,
             channel,
             preload_lib,
             roots: Vec::new(),
-            net,
-            disks: Disks::default(),
             plan,
             fault_log: Vec::new(),
             paused: BTreeSet::new(),
             probes: probes::Probes::default(),
             early_stops: HashSet::new(),
             signal_checks: BTreeSet::new(),
-            signal_timers: Vec::new(),
             watchdog,
             preemptions: 0,
             stale_stops: HashSet::new(),
-            diagnostics: diagnostics::Diagnostics::default(),
             outputs: crate::sim::output::OutputLog::default(),
             exit_hook: None,
             group_exit: None,
@@ -346,44 +299,16 @@ impl Supervisor {
         }
     }
 
-    /// The name of the simulated host process `pid` runs on ("" if the
-    /// process is unknown).
-    pub(crate) fn node_of(&self, pid: i32) -> String {
-        self.procs
-            .get(&pid)
-            .map(|p| self.net.net.host_name(p.host).to_string())
-            .unwrap_or_default()
-    }
-
-    /// Records one trace event at the current virtual time.
-    pub(crate) fn record(&mut self, vtid: Vtid, call: &str, args: &[i64], ret: &str) {
-        self.trace.record(self.clock.now(), vtid, call, args, ret);
-    }
-
-    /// Prints a report line once per distinct message (unsupported calls).
-    pub(crate) fn report_once(&mut self, kind: diagnostics::DiagKind, msg: String) {
-        let (t, event) = (self.clock.now(), self.trace.count());
-        if self.diagnostics.note(t, event, kind, msg.clone()) {
-            eprintln!("faultline: {msg}");
-        }
-    }
-
     /// Notes when the nodes write to the file at `path` (the workload's
     /// history), for the timeline.
     pub fn watch_history(&mut self, path: std::path::PathBuf) {
         self.outputs.watch_path(path, "history");
     }
 
-    /// The process a thread belongs to.
-    pub(crate) fn proc_of(&self, vtid: Vtid) -> &Process {
-        let pid = self.threads[&vtid].pid;
-        &self.procs[&pid]
-    }
-
     /// Process `pid`'s pidfd, through which faultline borrows its
     /// descriptors (absent for a process that is gone).
     pub(crate) fn pidfd(&self, pid: i32) -> Option<&std::os::fd::OwnedFd> {
-        self.procs.get(&pid)?.pidfd.as_ref()
+        self.sim.procs.get(&pid)?.pidfd.as_ref()
     }
 }
 

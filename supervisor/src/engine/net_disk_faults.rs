@@ -3,9 +3,11 @@
 //! (`disk_full`, `corrupt`).
 
 use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 
 use super::*;
 use crate::scenario::plan::Groups;
+use crate::sim::seeds::Streams;
 
 impl Supervisor {
     /// The host ids of both groups (`and` absent: every other host).
@@ -34,11 +36,11 @@ impl Supervisor {
                 for (from, to) in [(x, y), (y, x)] {
                     match params {
                         Some(p) => {
-                            if let Err(e) = self.net.net.set_link(from, to, p) {
+                            if let Err(e) = self.sim.net.net.set_link(from, to, p) {
                                 eprintln!("faultline: internal error: link fault: {e}");
                             }
                         }
-                        None => self.net.net.clear_link(from, to),
+                        None => self.sim.net.net.clear_link(from, to),
                     }
                 }
             }
@@ -78,7 +80,7 @@ impl Supervisor {
     /// Resets every TCP connection between the groups.
     pub(super) fn reset_links(&mut self, g: &Groups) {
         let (a, b) = self.group_ids(g);
-        let n = self.net.net.reset_between(&a, &b, self.clock.now());
+        let n = self.sim.net.net.reset_between(&a, &b, self.sim.clock.now());
         let label = Self::group_label(g);
         self.fault(
             "reset",
@@ -90,11 +92,11 @@ impl Supervisor {
 
     /// The node's disk fills up (writes fail with ENOSPC) or has room again.
     pub(super) fn disk_full(&mut self, name: &str, full: bool) {
-        let host = self.net.hosts[name];
-        let Some(d) = self.disks.of_host(host) else {
+        let host = self.sim.net.hosts[name];
+        let Some(d) = self.sim.disks.of_host(host) else {
             return;
         };
-        self.disks.get_mut(d).disk.config_mut().full = full;
+        self.sim.disks.get_mut(d).disk.config_mut().full = full;
         let (kind, detail) = if full {
             ("disk_full", "writes fail with ENOSPC")
         } else {
@@ -105,17 +107,23 @@ impl Supervisor {
 
     /// Flips `bytes` bytes of synced data in the node's files matching `glob`.
     pub(super) fn corrupt(&mut self, name: &str, glob: &str, bytes: u32) {
-        let host = self.net.hosts[name];
-        let Some(d) = self.disks.of_host(host) else {
+        let host = self.sim.net.hosts[name];
+        let Some(d) = self.sim.disks.of_host(host) else {
             return;
         };
         // Its own stream: which bytes rot depends on the seed, the node,
         // the glob and the time, and on nothing else the run drew.
-        let key = format!("corrupt {name} {glob} {}", self.clock.now());
+        let key = format!("corrupt {name} {glob} {}", self.sim.clock.now());
         let seed =
             Streams::split(self.cfg.seed).faults ^ crate::sim::trace::hash_bytes(key.as_bytes());
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        match self.disks.get_mut(d).disk.corrupt(glob, bytes, &mut rng) {
+        match self
+            .sim
+            .disks
+            .get_mut(d)
+            .disk
+            .corrupt(glob, bytes, &mut rng)
+        {
             Ok(flips) => {
                 let detail = if flips.is_empty() {
                     format!("no synced data in files matching {glob:?}")

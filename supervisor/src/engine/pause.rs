@@ -45,19 +45,19 @@ impl Supervisor {
     pub(super) fn decide(&mut self) -> Decision {
         let other = self.other_deadline();
         if self.paused.is_empty() {
-            return self.sched.decide(&self.threads, other);
+            return self.sim.sched.decide(&self.sim.threads, other);
         }
         let view = Unpaused {
-            threads: &self.threads,
-            procs: &self.procs,
+            threads: &self.sim.threads,
+            procs: &self.sim.procs,
             paused: &self.paused,
         };
-        self.sched.decide(&view, other)
+        self.sim.sched.decide(&view, other)
     }
 
     /// Stops scheduling the node's threads.
     pub(super) fn pause_node(&mut self, name: &str) {
-        let host = self.net.hosts[name];
+        let host = self.sim.net.hosts[name];
         if self.paused.insert(host) {
             let threads = self.host_threads(host);
             self.fault(
@@ -71,7 +71,7 @@ impl Supervisor {
 
     /// Schedules them again (a node that crashed meanwhile is simply up).
     pub(super) fn resume_node(&mut self, name: &str) {
-        let host = self.net.hosts[name];
+        let host = self.sim.net.hosts[name];
         if self.paused.remove(&host) {
             let threads = self.host_threads(host);
             self.fault(
@@ -84,9 +84,10 @@ impl Supervisor {
     }
 
     fn host_threads(&self, host: vnet::HostId) -> i64 {
-        self.threads
+        self.sim
+            .threads
             .values()
-            .filter(|t| self.procs.get(&t.pid).is_some_and(|p| p.host == host))
+            .filter(|t| self.sim.procs.get(&t.pid).is_some_and(|p| p.host == host))
             .count() as i64
     }
 }

@@ -154,7 +154,7 @@ impl Supervisor {
     /// At a scheduling point: judges the probes that exited or ran out of
     /// time, and starts those that are due.
     pub(super) fn tend_probes(&mut self) -> Result<(), LaunchError> {
-        let now = self.clock.now();
+        let now = self.sim.clock.now();
         for i in 0..self.probes.slots.len() {
             let slot = &self.probes.slots[i];
             let verdict = match &slot.running {
@@ -180,7 +180,7 @@ impl Supervisor {
 
     /// Starts a run of probe `i` now.
     fn start_probe(&mut self, i: usize) -> Result<(), LaunchError> {
-        let now = self.clock.now();
+        let now = self.sim.clock.now();
         let slot = &mut self.probes.slots[i];
         // The next periodic run: the first multiple of `every` after now.
         slot.due = slot.spec.every.map(|e| (now / e + 1) * e);
@@ -207,7 +207,7 @@ impl Supervisor {
             return Ok(());
         };
         let spec = self.probes.slots[i].spec.clone();
-        let host = self.net.hosts[&spec.host];
+        let host = self.sim.net.hosts[&spec.host];
         self.kill_host(host)?;
         let pass = end == End::Exited(0);
         let how = match end {
@@ -247,8 +247,8 @@ impl Supervisor {
             name: spec.name,
             host: spec.host,
             started: run.started,
-            t: self.clock.now(),
-            event: self.trace.count(),
+            t: self.sim.clock.now(),
+            event: self.sim.trace.count(),
             pass,
             message,
         });

@@ -20,7 +20,7 @@ impl Supervisor {
                     .and_then(|r| r.status)
                     .map_or(Ending::Exited(0), status_ending);
             }
-            if self.cfg.until_ns.is_some_and(|u| self.clock.now() >= u) {
+            if self.cfg.until_ns.is_some_and(|u| self.sim.clock.now() >= u) {
                 break Ending::TimeLimit;
             }
             if let Some(sig) = crate::host::interrupt::received() {
@@ -43,7 +43,7 @@ impl Supervisor {
             if self.probes.failed() {
                 break Ending::Invariant;
             }
-            self.net.advance(self.clock.now());
+            self.sim.net.advance(self.sim.clock.now());
             self.fire_signal_timers();
             self.fire_timerfds();
             self.check_signals();
@@ -53,7 +53,8 @@ impl Supervisor {
             let pick = match self.decide() {
                 Decision::Run(pick) => pick,
                 Decision::AdvanceTo(t) => {
-                    self.clock
+                    self.sim
+                        .clock
                         .advance_to(self.cfg.until_ns.map_or(t, |u| t.min(u)));
                     continue;
                 }
@@ -72,22 +73,22 @@ impl Supervisor {
         self.log_unreached();
         self.watchdog.shutdown();
         self.kill_all();
-        let _ = self.trace.finish();
+        let _ = self.sim.trace.finish();
         Outcome {
             roots: self.roots.clone(),
             faults: std::mem::take(&mut self.fault_log),
-            messages: self.net.net.drain_events(),
+            messages: self.sim.net.net.drain_events(),
             probe_runs: self.probes.take_runs(),
-            diagnostics: std::mem::take(&mut self.diagnostics).into_list(),
+            diagnostics: std::mem::take(&mut self.sim.diagnostics).into_list(),
             output: std::mem::take(&mut self.outputs).into_marks(),
             ending,
-            vtime: self.clock.now(),
-            events: self.trace.count(),
+            vtime: self.sim.clock.now(),
+            events: self.sim.trace.count(),
             stops: self.stops,
             fast_calls: self.fast_calls,
-            hash: self.trace.hash(),
+            hash: self.sim.trace.hash(),
             preemptions: self.preemptions,
-            host_state: std::mem::take(&mut self.host_state)
+            host_state: std::mem::take(&mut self.sim.host_state)
                 .into_iter()
                 .map(
                     |((call, node), count)| crate::sys::host_state::HostStateRead {
@@ -97,14 +98,14 @@ impl Supervisor {
                     },
                 )
                 .collect(),
-            lines: self.trace.lines().to_vec(),
-            thread_nodes: std::mem::take(&mut self.thread_nodes),
+            lines: self.sim.trace.lines().to_vec(),
+            thread_nodes: std::mem::take(&mut self.sim.thread_nodes),
         }
     }
 
     /// Kills every process still traced (by pid, never by name) and reaps them.
     pub(super) fn kill_all(&mut self) {
-        for &pid in self.procs.keys() {
+        for &pid in self.sim.procs.keys() {
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
         loop {
@@ -126,11 +127,12 @@ impl Supervisor {
     /// timer, a timerfd's expiry, a network delivery, a planned fault, an invariant probe's
     /// start or timeout.
     pub(super) fn other_deadline(&self) -> Option<u64> {
-        self.signal_timers
+        self.sim
+            .signal_timers
             .iter()
             .map(|t| t.at)
-            .chain(self.timer_fds.next_deadline())
-            .chain(self.net.net.next_event_time())
+            .chain(self.sim.timer_fds.next_deadline())
+            .chain(self.sim.net.net.next_event_time())
             .chain(self.plan.first().map(|f| f.t))
             .chain(self.probes.next_time())
             .min()
@@ -139,13 +141,13 @@ impl Supervisor {
     /// Sends the signals whose time has come, in (time, process) order, at
     /// this scheduling point; the targets' parked threads are then woken.
     pub(super) fn fire_signal_timers(&mut self) {
-        let now = self.clock.now();
-        let mut due: Vec<usize> = (0..self.signal_timers.len())
-            .filter(|&i| self.signal_timers[i].at <= now)
+        let now = self.sim.clock.now();
+        let mut due: Vec<usize> = (0..self.sim.signal_timers.len())
+            .filter(|&i| self.sim.signal_timers[i].at <= now)
             .collect();
-        due.sort_by_key(|&i| (self.signal_timers[i].at, self.signal_timers[i].pid));
+        due.sort_by_key(|&i| (self.sim.signal_timers[i].at, self.sim.signal_timers[i].pid));
         for &i in &due {
-            let t = &mut self.signal_timers[i];
+            let t = &mut self.sim.signal_timers[i];
             match t.owner {
                 TimerOwner::Posix { id, tid, value } => {
                     crate::sys::timers::queue_timer_signal(t.pid, tid, t.sig, id, value)
@@ -161,25 +163,27 @@ impl Supervisor {
             if t.interval > 0 {
                 t.at = (t.at + t.interval).max(now + 1);
             }
-            let vpid = self.procs.get(&pid).map_or(0, |p| p.vpid as i64);
-            self.trace
+            let vpid = self.sim.procs.get(&pid).map_or(0, |p| p.vpid as i64);
+            self.sim
+                .trace
                 .record(now, 0, "signal_timer", &[vpid, sig as i64], "sent");
             self.signal_checks.insert(pid);
         }
-        self.signal_timers.retain(|t| t.at > now);
+        self.sim.signal_timers.retain(|t| t.at > now);
     }
 
     /// Moves every parked thread whose deadline has passed to Ready.
     pub(super) fn wake_due(&mut self) {
-        let now = self.clock.now();
-        let due = scheduler::due(&self.threads, now);
+        let now = self.sim.clock.now();
+        let due = scheduler::due(&self.sim.threads, now);
         for vtid in due {
-            let ThreadState::Parked(w) = self.threads[&vtid].state.clone() else {
+            let ThreadState::Parked(w) = self.sim.threads[&vtid].state.clone() else {
                 continue;
             };
             self.unpark(vtid, &w.kind);
-            self.record(vtid, "timeout", &[], &resume_label(&w.on_timeout));
-            let t = self.threads.get_mut(&vtid).expect("thread");
+            self.sim
+                .record(vtid, "timeout", &[], &resume_label(&w.on_timeout));
+            let t = self.sim.threads.get_mut(&vtid).expect("thread");
             if matches!(w.kind, WaitKind::Net { .. }) {
                 t.restart_deadline = w.deadline;
             }
@@ -190,7 +194,7 @@ impl Supervisor {
     /// Removes a parked thread from the queue its wait kind keeps.
     pub(crate) fn unpark(&mut self, vtid: Vtid, kind: &WaitKind) {
         if let WaitKind::Futex { key, .. } = kind {
-            self.sched.futex_cancel(*key, vtid);
+            self.sim.sched.futex_cancel(*key, vtid);
         }
     }
 
@@ -198,7 +202,7 @@ impl Supervisor {
     /// (stdin, a pipe from the test harness), wait for them in wall time.
     pub(super) fn wait_outside(&mut self) -> bool {
         let mut targets = Vec::new();
-        for t in self.threads.values() {
+        for t in self.sim.threads.values() {
             if let ThreadState::Parked(Wait {
                 kind: WaitKind::Fds { fds, .. },
                 ..
@@ -222,8 +226,8 @@ impl Supervisor {
 
     pub(super) fn deadlock_report(&self) -> Vec<String> {
         let mut lines = Vec::new();
-        for t in self.threads.values() {
-            let p = &self.procs[&t.pid];
+        for t in self.sim.threads.values() {
+            let p = &self.sim.procs[&t.pid];
             let what = match &t.state {
                 ThreadState::Parked(w) => w.kind.describe(),
                 ThreadState::Ready(_) => "nothing (runnable)".into(),

@@ -9,8 +9,8 @@ use crate::sim::world::*;
 
 impl Supervisor {
     pub(super) fn on_signal(&mut self, vtid: Vtid, sig: i32) -> StepEnd {
-        let tid = self.threads[&vtid].tid;
-        let pid = self.threads[&vtid].pid;
+        let tid = self.sim.threads[&vtid].tid;
+        let pid = self.sim.threads[&vtid].pid;
         if sig == libc::SIGSTOP && self.stale_stops.remove(&tid) {
             let _ = tracee::cont(tid, 0);
             return StepEnd::Running;
@@ -23,17 +23,18 @@ impl Supervisor {
             self.forget_spin_reads(pid);
             self.hold_signals(vtid, tid);
             let owed = self
+                .sim
                 .threads
                 .values()
                 .filter(|t| t.pid == pid && t.vtid != vtid)
                 .map(|t| t.vtid)
                 .collect();
-            self.sched.preempted(vtid, owed);
-            self.record(vtid, "preempted", &[], "watchdog");
+            self.sim.sched.preempted(vtid, owed);
+            self.sim.record(vtid, "preempted", &[], "watchdog");
             let regs = tracee::get_regs(tid).ok();
             let rip = regs.map_or(0, |r| r.rip);
             let frames = regs.map_or_else(Vec::new, |r| frame_chain(pid, r.rbp));
-            let p = &self.procs[&pid];
+            let p = &self.sim.procs[&pid];
             let how = if preemption.cpu >= self.cfg.spin_limit {
                 "a spin loop?"
             } else {
@@ -50,8 +51,9 @@ impl Supervisor {
                 preemption.cpu.as_secs_f64(),
                 preemption.wall.as_secs_f64(),
             );
-            self.report_once(super::diagnostics::DiagKind::Preemption, msg);
-            self.threads.get_mut(&vtid).expect("thread").state =
+            self.sim
+                .report_once(super::diagnostics::DiagKind::Preemption, msg);
+            self.sim.threads.get_mut(&vtid).expect("thread").state =
                 ThreadState::Ready(Resume::Continue);
             return StepEnd::Done;
         }
@@ -70,10 +72,10 @@ impl Supervisor {
             libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE | libc::SIGABRT
         ) {
             let detail = fault_detail(tid, sig);
-            self.threads.get_mut(&vtid).expect("thread").last_signal = Some(detail);
+            self.sim.threads.get_mut(&vtid).expect("thread").last_signal = Some(detail);
         }
-        self.record(vtid, "signal", &[sig as i64], "deliver");
-        self.threads.get_mut(&vtid).expect("thread").state =
+        self.sim.record(vtid, "signal", &[sig as i64], "deliver");
+        self.sim.threads.get_mut(&vtid).expect("thread").state =
             ThreadState::Ready(Resume::Signal(sig));
         StepEnd::Done
     }
@@ -82,7 +84,7 @@ impl Supervisor {
     /// instruction (a pending Go preemption signal, say, would otherwise
     /// run its handler there, and Go decides by that instruction what to do).
     pub(super) fn hold_signals(&mut self, vtid: Vtid, tid: i32) {
-        let th = self.threads.get_mut(&vtid).expect("thread");
+        let th = self.sim.threads.get_mut(&vtid).expect("thread");
         if th.held_mask.is_some() {
             return;
         }
@@ -99,10 +101,15 @@ impl Supervisor {
     /// many the rest of the interrupted loop round made depends on where
     /// the watchdog stopped it).
     pub(crate) fn release_signals(&mut self, vtid: Vtid, tid: i32) {
-        let Some(mask) = self.threads.get_mut(&vtid).and_then(|t| t.held_mask.take()) else {
+        let Some(mask) = self
+            .sim
+            .threads
+            .get_mut(&vtid)
+            .and_then(|t| t.held_mask.take())
+        else {
             return;
         };
-        let pid = self.threads[&vtid].pid;
+        let pid = self.sim.threads[&vtid].pid;
         self.forget_spin_reads(pid);
         if tracee::sigmask(tid).is_ok_and(|now| now == HOLD_ALL) {
             let _ = tracee::set_sigmask(tid, mask);
@@ -123,10 +130,10 @@ impl Supervisor {
             [0x0f, 0x01, 0xf9] => 3,
             _ => return None,
         };
-        let in_loader = self.procs[&pid]
+        let in_loader = self.sim.procs[&pid]
             .interp
             .is_some_and(|(lo, hi)| (lo..hi).contains(&regs.rip));
-        let tsc = self.clock.tsc();
+        let tsc = self.sim.clock.tsc();
         regs.rax = tsc & 0xffff_ffff;
         regs.rdx = tsc >> 32;
         if len == 3 {
@@ -138,8 +145,9 @@ impl Supervisor {
             let _ = tracee::cont(tid, 0);
             return Some(StepEnd::Running);
         }
-        self.record(vtid, "rdtsc", &[], &tsc.to_string());
-        self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(Resume::Continue);
+        self.sim.record(vtid, "rdtsc", &[], &tsc.to_string());
+        self.sim.threads.get_mut(&vtid).expect("thread").state =
+            ThreadState::Ready(Resume::Continue);
         Some(StepEnd::Done)
     }
 }

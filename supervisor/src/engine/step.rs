@@ -10,16 +10,16 @@ use crate::sim::world::*;
 impl Supervisor {
     /// Resumes `vtid` and runs it until its next scheduling point.
     pub(super) fn step(&mut self, vtid: Vtid) -> std::io::Result<()> {
-        let th = self.threads.get_mut(&vtid).expect("picked thread");
+        let th = self.sim.threads.get_mut(&vtid).expect("picked thread");
         let ThreadState::Ready(resume) = std::mem::replace(&mut th.state, ThreadState::Dying)
         else {
             unreachable!("picked a thread that is not ready");
         };
         let passing = matches!(resume, Resume::Pass | Resume::PassThenExit(..)).then_some(&th.regs);
         self.waits.step_starts(th.pid, passing);
-        let procs = &self.procs;
+        let procs = &self.sim.procs;
         self.waits.forget(|p| procs.contains_key(&p));
-        let th = self.threads.get_mut(&vtid).expect("picked thread");
+        let th = self.sim.threads.get_mut(&vtid).expect("picked thread");
         if let Some(req) = th.channel_wait.take() {
             self.answer_request(vtid, req, resume);
             return self
@@ -29,7 +29,7 @@ impl Supervisor {
         if !th.started {
             self.wait_initial_stop(vtid)?;
         }
-        let th = self.threads.get_mut(&vtid).expect("picked thread");
+        let th = self.sim.threads.get_mut(&vtid).expect("picked thread");
         let (tid, pid, mut regs) = (th.tid, th.pid, th.regs);
         let arrived = th
             .step_over
@@ -79,11 +79,11 @@ impl Supervisor {
     }
 
     pub(super) fn wait_initial_stop(&mut self, vtid: Vtid) -> std::io::Result<()> {
-        let tid = self.threads[&vtid].tid;
-        while !self.threads.get(&vtid).is_some_and(|t| t.started) {
+        let tid = self.sim.threads[&vtid].tid;
+        while !self.sim.threads.get(&vtid).is_some_and(|t| t.started) {
             let (who, status) = self.wait_on(self.wait_target(vtid))?;
             if who == tid && is_event(status, libc::PTRACE_EVENT_STOP) {
-                self.threads.get_mut(&vtid).expect("thread").started = true;
+                self.sim.threads.get_mut(&vtid).expect("thread").started = true;
             } else {
                 self.handle_other(who, status);
             }
@@ -104,12 +104,12 @@ impl Supervisor {
                     continue;
                 }
             };
-            let running_tid = self.threads.get(&vtid).map(|t| t.tid);
+            let running_tid = self.sim.threads.get(&vtid).map(|t| t.tid);
             let end = if Some(who) == running_tid {
                 self.handle_running(vtid, who, status)
             } else {
                 self.handle_other(who, status);
-                if self.threads.contains_key(&vtid) {
+                if self.sim.threads.contains_key(&vtid) {
                     StepEnd::Running
                 } else {
                     StepEnd::Done
@@ -118,7 +118,7 @@ impl Supervisor {
             if let StepEnd::Done = end {
                 if self
                     .group_exit
-                    .is_some_and(|pid| self.procs.contains_key(&pid))
+                    .is_some_and(|pid| self.sim.procs.contains_key(&pid))
                 {
                     continue;
                 }
@@ -150,7 +150,7 @@ impl Supervisor {
             libc::PTRACE_EVENT_SECCOMP => {
                 match tracee::get_regs(tid) {
                     Ok(regs) => {
-                        self.threads.get_mut(&vtid).expect("thread").regs = regs;
+                        self.sim.threads.get_mut(&vtid).expect("thread").regs = regs;
                         if !self.dispatch(vtid, regs) {
                             return StepEnd::Running;
                         }
@@ -190,7 +190,7 @@ impl Supervisor {
             self.reap(tid, status);
             return;
         }
-        let Some(&vtid) = self.by_tid.get(&tid) else {
+        let Some(&vtid) = self.sim.by_tid.get(&tid) else {
             if is_event(status, libc::PTRACE_EVENT_STOP) {
                 self.early_stops.insert(tid);
             } else {
@@ -198,8 +198,8 @@ impl Supervisor {
             }
             return;
         };
-        if is_event(status, libc::PTRACE_EVENT_STOP) && !self.threads[&vtid].started {
-            self.threads.get_mut(&vtid).expect("thread").started = true;
+        if is_event(status, libc::PTRACE_EVENT_STOP) && !self.sim.threads[&vtid].started {
+            self.sim.threads.get_mut(&vtid).expect("thread").started = true;
         } else if is_event(status, libc::PTRACE_EVENT_EXIT) {
             self.mark_dying(vtid);
             let _ = tracee::cont(tid, 0);

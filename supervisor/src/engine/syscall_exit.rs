@@ -7,8 +7,8 @@ use crate::host::tracee;
 
 impl Supervisor {
     pub(super) fn on_syscall_exit(&mut self, vtid: Vtid) -> StepEnd {
-        let tid = self.threads[&vtid].tid;
-        let pid = self.threads[&vtid].pid;
+        let tid = self.sim.threads[&vtid].tid;
+        let pid = self.sim.threads[&vtid].pid;
         let hook = self.exit_hook.take();
         let Ok(regs) = tracee::get_regs(tid) else {
             return StepEnd::Running;

@@ -76,7 +76,7 @@ impl Supervisor {
     /// The `waitpid` target while `vtid` runs: its tid, or -1 (any tracee)
     /// while other threads may change state by themselves.
     pub(crate) fn wait_target(&self, vtid: Vtid) -> i32 {
-        match self.threads.get(&vtid) {
+        match self.sim.threads.get(&vtid) {
             Some(t) if self.group_exit.is_none() && !self.waits.wide() => t.tid,
             _ => -1,
         }

@@ -105,9 +105,10 @@ impl Supervisor {
     /// tracee, or — if its process has the library — a posted request.
     pub(crate) fn next_event(&mut self, vtid: Vtid) -> std::io::Result<Event> {
         let channel_user = self
+            .sim
             .threads
             .get(&vtid)
-            .and_then(|t| self.procs.get(&t.pid))
+            .and_then(|t| self.sim.procs.get(&t.pid))
             .is_some_and(|p| p.channel_user);
         match &self.channel {
             Some(chan) if channel_user => {
@@ -126,7 +127,7 @@ impl Supervisor {
     /// A request the running thread posted: dispatched like the trapped
     /// call (a scheduling point), or sent back to be made as one.
     pub(crate) fn on_request(&mut self, vtid: Vtid, mut req: Request) -> StepEnd {
-        let Some(th) = self.threads.get_mut(&vtid) else {
+        let Some(th) = self.sim.threads.get_mut(&vtid) else {
             return StepEnd::Done;
         };
         th.channel_slot = Some(req.slot);
@@ -137,7 +138,11 @@ impl Supervisor {
             }
             return StepEnd::Running;
         }
-        let held = self.threads.get_mut(&vtid).and_then(|t| t.held_mask.take());
+        let held = self
+            .sim
+            .threads
+            .get_mut(&vtid)
+            .and_then(|t| t.held_mask.take());
         if let Some(held) = held {
             // Signals held since a preemption come back at this call, and
             // the clock reads since then are forgotten, as at a trapped one.
@@ -149,7 +154,7 @@ impl Supervisor {
                 }
             }
         }
-        let th = self.threads.get_mut(&vtid).expect("running thread");
+        let th = self.sim.threads.get_mut(&vtid).expect("running thread");
         let mut regs = th.regs;
         regs.orig_rax = req.nr as u64;
         [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9] = req.args;
@@ -194,7 +199,7 @@ impl Supervisor {
                 (ch::REPLY_RETURN, -(libc::ENOSYS as i64))
             }
         };
-        let th = &self.threads[&vtid];
+        let th = &self.sim.threads[&vtid];
         let (pid, tid) = (th.pid, th.tid);
         self.refresh_vdso(pid);
         self.watchdog.running(pid, tid);
@@ -206,8 +211,8 @@ impl Supervisor {
     /// The signal mask of a thread waiting on the channel (the library
     /// blocks everything while it waits; this is the mask that counts).
     pub(crate) fn channel_mask(&self, tid: i32) -> Option<u64> {
-        let vtid = self.by_tid.get(&tid)?;
-        self.threads.get(vtid)?.channel_wait.map(|r| r.mask)
+        let vtid = self.sim.by_tid.get(&tid)?;
+        self.sim.threads.get(vtid)?.channel_wait.map(|r| r.mask)
     }
 
     /// Frees a departed thread's channel slot.
@@ -226,7 +231,7 @@ impl Supervisor {
         let Some(lib) = &self.preload_lib else {
             return false;
         };
-        let loader_fd = self.procs.get(&c.pid).and_then(|p| p.loader_fd);
+        let loader_fd = self.sim.procs.get(&c.pid).and_then(|p| p.loader_fd);
         match c.nr {
             libc::SYS_open | libc::SYS_openat => {
                 let at = if c.nr == libc::SYS_open {
@@ -243,7 +248,11 @@ impl Supervisor {
                 true
             }
             libc::SYS_getcpu if c.a == [0, 0, ch::HELLO, c.a[3], c.a[4], c.a[5]] => {
-                self.procs.get_mut(&c.pid).expect("process").channel_user = true;
+                self.sim
+                    .procs
+                    .get_mut(&c.pid)
+                    .expect("process")
+                    .channel_user = true;
                 crate::sys::return_in_place(c.tid, c.regs, 0);
                 true
             }
@@ -251,7 +260,7 @@ impl Supervisor {
                 if loader_fd == Some(c.a[0] as i32) =>
             {
                 if c.nr == libc::SYS_close {
-                    self.procs.get_mut(&c.pid).expect("process").loader_fd = None;
+                    self.sim.procs.get_mut(&c.pid).expect("process").loader_fd = None;
                 }
                 let _ = tracee::cont(c.tid, 0);
                 true
@@ -285,7 +294,7 @@ impl Supervisor {
 
     /// At the exit of the loader's open of the library.
     pub(crate) fn loader_opened(&mut self, pid: i32, fd: i64) {
-        if let (Some(p), Ok(fd)) = (self.procs.get_mut(&pid), i32::try_from(fd)) {
+        if let (Some(p), Ok(fd)) = (self.sim.procs.get_mut(&pid), i32::try_from(fd)) {
             if fd >= 0 {
                 p.loader_fd = Some(fd);
             }

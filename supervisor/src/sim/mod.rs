@@ -9,6 +9,7 @@ pub mod netstate;
 pub mod output;
 pub mod seeds;
 pub mod sockaddr;
+pub mod state;
 pub mod trace;
 pub mod vclock;
 pub mod world;

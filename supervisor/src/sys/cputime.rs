@@ -32,8 +32,8 @@ impl Supervisor {
             return err(libc::EINVAL);
         };
         let ns = match who {
-            CpuClock::Thread(v) => self.cpu.thread(v),
-            CpuClock::Process(p) => self.cpu.process(p),
+            CpuClock::Thread(v) => self.sim.cpu.thread(v),
+            CpuClock::Process(p) => self.sim.cpu.process(p),
         };
         targs.push(ns as i64);
         if c.a[1] != 0
@@ -68,15 +68,22 @@ impl Supervisor {
                 CpuClock::Process(c.pid)
             });
         }
-        let ns_root = self.procs.get(&c.pid)?.ns_root;
-        let in_ns = |pid: i32| self.procs.get(&pid).is_some_and(|p| p.ns_root == ns_root);
+        let ns_root = self.sim.procs.get(&c.pid)?.ns_root;
+        let in_ns = |pid: i32| {
+            self.sim
+                .procs
+                .get(&pid)
+                .is_some_and(|p| p.ns_root == ns_root)
+        };
         if per_thread {
-            self.threads
+            self.sim
+                .threads
                 .values()
                 .find(|t| t.ns_tid == id && t.pid == c.pid)
                 .map(|t| CpuClock::Thread(t.vtid))
         } else {
-            self.procs
+            self.sim
+                .procs
                 .values()
                 .find(|p| p.ns_pid == id && in_ns(p.pid))
                 .map(|p| CpuClock::Process(p.pid))
@@ -89,9 +96,9 @@ impl Supervisor {
         let who = c.a[0] as i32;
         targs.push(who as i64);
         let ns = match who {
-            libc::RUSAGE_SELF => self.cpu.process(c.pid),
-            libc::RUSAGE_THREAD => self.cpu.thread(c.vtid),
-            libc::RUSAGE_CHILDREN => self.cpu.children(c.pid),
+            libc::RUSAGE_SELF => self.sim.cpu.process(c.pid),
+            libc::RUSAGE_THREAD => self.sim.cpu.thread(c.vtid),
+            libc::RUSAGE_CHILDREN => self.sim.cpu.children(c.pid),
             _ => return err(libc::EINVAL),
         };
         targs.push(ns as i64);
@@ -108,16 +115,17 @@ impl Supervisor {
     /// times: the virtual CPU time in clock ticks, all of it user time; the
     /// return value counts ticks of the virtual monotonic clock.
     pub(super) fn sys_times(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
-        let own = self.cpu.process(c.pid) / NS_PER_TICK;
-        let children = self.cpu.children(c.pid) / NS_PER_TICK;
+        let own = self.sim.cpu.process(c.pid) / NS_PER_TICK;
+        let children = self.sim.cpu.children(c.pid) / NS_PER_TICK;
         targs.extend([own as i64, children as i64]);
         let tms: [i64; 4] = [own as i64, 0, children as i64, 0];
         if c.a[0] != 0 && tracee::Process(c.pid).write_val(c.a[0], &tms).is_err() {
             return err(libc::EFAULT);
         }
         let mono = self
+            .sim
             .clock
-            .read_on(self.clock_host(c.pid), libc::CLOCK_MONOTONIC) as u64;
+            .read_on(self.sim.clock_host(c.pid), libc::CLOCK_MONOTONIC) as u64;
         ret((mono / NS_PER_TICK) as i64)
     }
 }

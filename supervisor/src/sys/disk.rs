@@ -22,8 +22,8 @@ impl Supervisor {
     /// The disk and the disk-relative path a (dirfd, path) pair names, if it
     /// is on the caller's node's disk.
     fn disk_path(&self, c: &Call, p: &PathArg) -> Option<(usize, PathBuf)> {
-        let proc_ = self.procs.get(&c.pid)?;
-        let disk = self.disks.of_host(proc_.host)?;
+        let proc_ = self.sim.procs.get(&c.pid)?;
+        let disk = self.sim.disks.of_host(proc_.host)?;
         let raw = c.mem().read_cstr(p.addr, 4096).ok()?;
         let path = PathBuf::from(String::from_utf8_lossy(&raw).into_owned());
         let abs = if path.is_absolute() {
@@ -35,7 +35,7 @@ impl Supervisor {
         } else {
             match proc_.fds.get(&p.dirfd) {
                 Some(FdKind::Disk { disk: d, ino, .. }) if *d == disk => {
-                    let d = self.disks.get(disk);
+                    let d = self.sim.disks.get(disk);
                     d.visible.join(d.disk.path_of(*ino)?).join(path)
                 }
                 _ => std::fs::read_link(format!("/proc/{}/fd/{}", c.pid, p.dirfd))
@@ -44,7 +44,7 @@ impl Supervisor {
             }
         };
         let rel = normalize(&abs)
-            .strip_prefix(&self.disks.get(disk).visible)
+            .strip_prefix(&self.sim.disks.get(disk).visible)
             .ok()?
             .to_path_buf();
         Some((disk, rel))
@@ -53,12 +53,12 @@ impl Supervisor {
     /// Names the paths of the call being handled in its trace event, as
     /// the program sees them.
     fn note_disk_paths(&mut self, disk: usize, rels: &[&PathBuf]) {
-        let visible = &self.disks.get(disk).visible;
+        let visible = &self.sim.disks.get(disk).visible;
         let paths = rels
             .iter()
             .map(|rel| visible.join(rel).display().to_string())
             .collect();
-        self.trace.note_paths(paths);
+        self.sim.trace.note_paths(paths);
     }
 
     /// The disk a (dirfd, path) argument is on, if it is on the caller's.
@@ -89,7 +89,7 @@ impl Supervisor {
 
     /// The disk file behind descriptor `fd`, if any.
     pub(super) fn disk_fd(&self, pid: i32, fd: i32) -> Option<(usize, vfs::Ino, bool)> {
-        match self.procs.get(&pid)?.fds.get(&fd)? {
+        match self.sim.procs.get(&pid)?.fds.get(&fd)? {
             FdKind::Disk { disk, ino, append } => Some((*disk, *ino, *append)),
             _ => None,
         }
@@ -135,7 +135,7 @@ impl Supervisor {
             }
             SYS_fsync | SYS_fdatasync => {
                 let (disk, ino, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
-                let outcome = self.disks.get_mut(disk).disk.on_fsync(ino);
+                let outcome = self.sim.disks.get_mut(disk).disk.on_fsync(ino);
                 targs.push(c.a[0] as i64);
                 Some(match outcome {
                     Ok(Some(e)) => {
@@ -146,8 +146,8 @@ impl Supervisor {
                     Err(e) => {
                         // The durability model could not record the sync: the
                         // program must not believe its data is durable.
-                        let path = self.disks.get(disk).disk.path_of(ino);
-                        self.report_once(crate::engine::diagnostics::DiagKind::InternalError, format!(
+                        let path = self.sim.disks.get(disk).disk.path_of(ino);
+                        self.sim.report_once(crate::engine::diagnostics::DiagKind::InternalError, format!(
                             "internal error: fsync of {} on a simulated disk failed in faultline: {e}; answered EIO",
                             path.map_or_else(|| format!("inode {ino:?}"), |p| p.display().to_string())
                         ));
@@ -165,7 +165,7 @@ impl Supervisor {
             }
             SYS_truncate => {
                 let (disk, rel) = self.disk_path(c, &path(AT_FDCWD, c.a[0]))?;
-                let ino = self.disks.get(disk).disk.lookup(&rel).ok()?;
+                let ino = self.sim.disks.get(disk).disk.lookup(&rel).ok()?;
                 self.note_disk_paths(disk, &[&rel]);
                 Some(change(disk, DiskOp::Truncate(ino, c.a[1])))
             }
@@ -255,14 +255,14 @@ impl Supervisor {
                 Some(change(disk, DiskOp::Link(a, b)))
             }
             SYS_sync => {
-                for d in self.disks.all_mut() {
+                for d in self.sim.disks.all_mut() {
                     d.disk.on_sync_all();
                 }
                 Some(pass())
             }
             SYS_syncfs => {
                 let (disk, _, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
-                self.disks.get_mut(disk).disk.on_sync_all();
+                self.sim.disks.get_mut(disk).disk.on_sync_all();
                 Some(pass())
             }
             SYS_dup | SYS_fcntl
@@ -290,7 +290,7 @@ impl Supervisor {
         targs: &mut Vec<i64>,
     ) -> Action {
         use libc::*;
-        if let Some(e) = self.disks.get_mut(disk).disk.write_fault(ino) {
+        if let Some(e) = self.sim.disks.get_mut(disk).disk.write_fault(ino) {
             self.disk_error(disk, ino, table::name(c.nr), e);
             return err(e.0);
         }
@@ -313,10 +313,12 @@ impl Supervisor {
         // with RWF_APPEND.
         let pwritev2_append = c.nr == SYS_pwritev2 && c.a[5] as i32 & RWF_APPEND != 0;
         let offset = match c.nr {
-            SYS_pwritev2 if pwritev2_append => self.disks.get(disk).disk.file_len(ino).unwrap_or(0),
+            SYS_pwritev2 if pwritev2_append => {
+                self.sim.disks.get(disk).disk.file_len(ino).unwrap_or(0)
+            }
             SYS_pwrite64 | SYS_pwritev => c.a[3],
             SYS_pwritev2 if c.a[3] as i64 != -1 => c.a[3],
-            _ if append => self.disks.get(disk).disk.file_len(ino).unwrap_or(0),
+            _ if append => self.sim.disks.get(disk).disk.file_len(ino).unwrap_or(0),
             _ => self.file_position(c.pid, c.a[0] as i32).unwrap_or(0),
         };
         targs.extend([
@@ -352,7 +354,7 @@ impl Supervisor {
             .checked_add(len)
             .filter(|_| offset >= 0 && len > 0 && writable == Some(true));
         let as_ftruncate = end.map(|end| {
-            let current = self.disks.get(disk).disk.file_len(ino).unwrap_or(0);
+            let current = self.sim.disks.get(disk).disk.file_len(ino).unwrap_or(0);
             let mut regs = c.regs;
             regs.orig_rax = libc::SYS_ftruncate as u64;
             regs.rsi = (end as u64).max(current);
@@ -380,11 +382,12 @@ impl Supervisor {
             return;
         }
         let now = self
+            .sim
             .clock
-            .read_on(self.clock_host(pid), libc::CLOCK_REALTIME);
+            .read_on(self.sim.clock_host(pid), libc::CLOCK_REALTIME);
         match hook {
             ExitHook::DiskOpen { disk, rel, flags } => {
-                let d = &mut self.disks.get_mut(disk).disk;
+                let d = &mut self.sim.disks.get_mut(disk).disk;
                 let ino = if flags & libc::O_CREAT != 0 {
                     d.on_create(&rel)
                 } else {
@@ -395,13 +398,13 @@ impl Supervisor {
                 };
                 if flags & libc::O_TRUNC != 0 && flags & libc::O_ACCMODE != libc::O_RDONLY {
                     let _ = d.on_truncate(ino, 0);
-                    self.file_ids.touch(disk, ino, now);
+                    self.sim.file_ids.touch(disk, ino, now);
                 }
                 if flags & libc::O_CREAT != 0 {
                     self.touch_entry(disk, &rel, now);
                 }
                 let append = flags & libc::O_APPEND != 0;
-                if let Some(p) = self.procs.get_mut(&pid) {
+                if let Some(p) = self.sim.procs.get_mut(&pid) {
                     p.fds.insert(ret as i32, FdKind::Disk { disk, ino, append });
                 }
             }
@@ -413,11 +416,12 @@ impl Supervisor {
             } => {
                 let n = (ret as usize).min(data.len());
                 let _ = self
+                    .sim
                     .disks
                     .get_mut(disk)
                     .disk
                     .on_write(ino, offset, &data[..n]);
-                self.file_ids.touch(disk, ino, now);
+                self.sim.file_ids.touch(disk, ino, now);
             }
             ExitHook::DiskChange { disk, op, .. } => {
                 let touched = match &op {
@@ -428,9 +432,9 @@ impl Supervisor {
                     DiskOp::Truncate(..) | DiskOp::Fallocate(..) => Vec::new(),
                 };
                 if let DiskOp::Truncate(ino, _) | DiskOp::Fallocate(ino, ..) = &op {
-                    self.file_ids.touch(disk, *ino, now);
+                    self.sim.file_ids.touch(disk, *ino, now);
                 }
-                let d = &mut self.disks.get_mut(disk).disk;
+                let d = &mut self.sim.disks.get_mut(disk).disk;
                 let _ = match op {
                     DiskOp::Rename(a, b) => d.on_rename(a, b),
                     DiskOp::Unlink(p) => d.on_unlink(p),
@@ -452,14 +456,14 @@ impl Supervisor {
     /// A directory entry at `rel` changed at `now`: the file it names (if
     /// any is left) and its directory both show that change time.
     fn touch_entry(&mut self, disk: usize, rel: &std::path::Path, now: i128) {
-        let d = &self.disks.get(disk).disk;
+        let d = &self.sim.disks.get(disk).disk;
         let parent = rel.parent().unwrap_or(std::path::Path::new(""));
         let inos: Vec<vfs::Ino> = [rel, parent]
             .iter()
             .filter_map(|p| d.lookup(p).ok())
             .collect();
         for ino in inos {
-            self.file_ids.touch(disk, ino, now);
+            self.sim.file_ids.touch(disk, ino, now);
         }
     }
 }

@@ -28,8 +28,8 @@ impl Supervisor {
         if path == b"/dev/urandom" || path == b"/dev/random" {
             return Action::Now(Resume::PassThenExit(None, ExitHook::Mark(FdKind::Random)));
         }
-        let host = self.procs[&c.pid].host;
-        let stand_in = match self.net.redirect(&path, host) {
+        let host = self.sim.procs[&c.pid].host;
+        let stand_in = match self.sim.net.redirect(&path, host) {
             Some(file) => Some(file),
             None => self.machine_stand_in(c, &path),
         };
@@ -66,7 +66,7 @@ impl Supervisor {
             libc::SYS_close => vec![c.a[0] as i32],
             libc::SYS_close_range if c.a[2] & CLOSE_RANGE_CLOEXEC == 0 => {
                 let (lo, hi) = (c.a[0] as u32, c.a[1] as u32);
-                let fds = &self.procs[&c.pid].fds;
+                let fds = &self.sim.procs[&c.pid].fds;
                 fds.keys()
                     .copied()
                     .filter(|&fd| (lo..=hi).contains(&(fd as u32)))
@@ -79,24 +79,30 @@ impl Supervisor {
         // close takes one argument; the second register is leftover data.
         let used = if c.nr == libc::SYS_close { 1 } else { 2 };
         targs.extend(c.a[..used].iter().map(|&a| a as i32 as i64));
-        let held = &self.procs[&c.pid].held;
+        let held = &self.sim.procs[&c.pid].held;
         match c.nr {
             libc::SYS_close_range if c.a[2] & CLOSE_RANGE_CLOEXEC == 0 => {
                 held.forget(c.a[0] as u32 as i32, c.a[1].min(i32::MAX as u64) as i32)
             }
             _ => closed.iter().for_each(|&fd| held.forget(fd, fd)),
         }
-        let now = self.clock.now();
+        let now = self.sim.clock.now();
         let mut timer_closed = false;
         for fd in closed {
-            let kind = self.procs.get_mut(&c.pid).expect("process").fds.remove(&fd);
+            let kind = self
+                .sim
+                .procs
+                .get_mut(&c.pid)
+                .expect("process")
+                .fds
+                .remove(&fd);
             match kind {
-                Some(FdKind::Socket(vs)) => self.net.drop_ref(c.pid, fd, vs, now),
+                Some(FdKind::Socket(vs)) => self.sim.net.drop_ref(c.pid, fd, vs, now),
                 Some(FdKind::Timer(_)) => timer_closed = true,
                 _ => {}
             }
-            self.net.netlink.remove(&(c.pid, fd));
-            self.net.drop_epoll(c.pid, fd);
+            self.sim.net.netlink.remove(&(c.pid, fd));
+            self.sim.net.drop_epoll(c.pid, fd);
         }
         if timer_closed {
             self.drop_unheld_timerfds();
@@ -104,11 +110,12 @@ impl Supervisor {
         if matches!(c.nr, libc::SYS_dup2 | libc::SYS_dup3) && c.a[0] != c.a[1] {
             // The new descriptor is what the old one is.
             let (old, new) = (c.a[0] as i32, c.a[1] as i32);
-            if let Some(kind) = self.procs[&c.pid].fds.get(&old).copied() {
+            if let Some(kind) = self.sim.procs[&c.pid].fds.get(&old).copied() {
                 if let FdKind::Socket(vs) = kind {
-                    self.net.add_ref(vs);
+                    self.sim.net.add_ref(vs);
                 }
-                self.procs
+                self.sim
+                    .procs
                     .get_mut(&c.pid)
                     .expect("process")
                     .fds
@@ -120,7 +127,7 @@ impl Supervisor {
 
     /// What a descriptor is, from the cache or by asking the kernel.
     pub(super) fn fd_kind(&mut self, pid: i32, fd: i32) -> Option<FdKind> {
-        let p = self.procs.get_mut(&pid)?;
+        let p = self.sim.procs.get_mut(&pid)?;
         if let Some(k) = p.fds.get(&fd) {
             return Some(*k);
         }
@@ -137,6 +144,7 @@ impl Supervisor {
     pub(crate) fn proc_read_in_place(&mut self, c: &Call) -> bool {
         let on_proc = matches!(c.nr, libc::SYS_read | libc::SYS_readv)
             && self
+                .sim
                 .procs
                 .get(&c.pid)
                 .and_then(|p| p.fds.get(&(c.a[0] as i32)))
@@ -261,9 +269,9 @@ impl Supervisor {
             return;
         }
         if let (true, FdKind::Socket(vs)) = (duplicate, &kind) {
-            self.net.add_ref(*vs);
+            self.sim.net.add_ref(*vs);
         }
-        if let Some(p) = self.procs.get_mut(&pid) {
+        if let Some(p) = self.sim.procs.get_mut(&pid) {
             p.fds.insert(fd as i32, kind);
         }
     }

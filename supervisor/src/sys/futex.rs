@@ -23,7 +23,7 @@ impl Supervisor {
     pub(super) fn sys_futex(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
         let op = c.a[1] as i32;
         let cmd = op & FUTEX_CMD_MASK;
-        let mm = self.proc_of(c.vtid).mm;
+        let mm = self.sim.proc_of(c.vtid).mm;
         let key = (mm, c.a[0]);
         targs.push(cmd as i64);
         match cmd {
@@ -47,7 +47,7 @@ impl Supervisor {
                     Ok(d) => d,
                     Err(e) => return err(e),
                 };
-                self.sched.futex_wait(key, c.vtid);
+                self.sim.sched.futex_wait(key, c.vtid);
                 Action::Park(Wait {
                     kind: WaitKind::Futex { key, bitset },
                     deadline,
@@ -104,8 +104,11 @@ impl Supervisor {
             .map_err(|_| libc::EFAULT)?;
         if cmd == FUTEX_WAIT {
             let ns = ts.to_ns().ok_or(libc::EINVAL)?;
-            let span = self.clock.span_on(self.clock_host(c.pid), ns as i128);
-            return Ok(Some(self.clock.now().saturating_add(span)));
+            let span = self
+                .sim
+                .clock
+                .span_on(self.sim.clock_host(c.pid), ns as i128);
+            return Ok(Some(self.sim.clock.now().saturating_add(span)));
         }
         let clock = if op & FUTEX_CLOCK_REALTIME != 0 {
             libc::CLOCK_REALTIME
@@ -113,8 +116,8 @@ impl Supervisor {
             libc::CLOCK_MONOTONIC
         };
         let abs = ts.sec as i128 * 1_000_000_000 + ts.nsec as i128;
-        Ok(Some(self.clock.deadline_on(
-            self.clock_host(c.pid),
+        Ok(Some(self.sim.clock.deadline_on(
+            self.sim.clock_host(c.pid),
             clock,
             abs,
         )))
@@ -123,24 +126,25 @@ impl Supervisor {
     /// Wakes up to `n` waiters on `key` whose bitset intersects `bitset`, in
     /// the order they started waiting. Returns how many woke.
     pub(crate) fn futex_wake(&mut self, key: (u32, u64), n: usize, bitset: u32) -> usize {
-        let threads = &self.threads;
-        let woken = self.sched.futex_wake(key, n, |v| {
+        let threads = &self.sim.threads;
+        let woken = self.sim.sched.futex_wake(key, n, |v| {
             matches!(&threads[&v].state,
                 ThreadState::Parked(Wait { kind: WaitKind::Futex { bitset: b, .. }, .. }) if b & bitset != 0)
         });
         for v in &woken {
-            self.threads.get_mut(v).expect("waiter").state = ThreadState::Ready(Resume::Return(0));
+            self.sim.threads.get_mut(v).expect("waiter").state =
+                ThreadState::Ready(Resume::Return(0));
         }
         woken.len()
     }
 
     fn futex_requeue(&mut self, from: (u32, u64), to: (u32, u64), n: usize) -> usize {
-        let moved = self.sched.futex_requeue(from, to, n);
+        let moved = self.sim.sched.futex_requeue(from, to, n);
         for v in &moved {
             if let ThreadState::Parked(Wait {
                 kind: WaitKind::Futex { key, .. },
                 ..
-            }) = &mut self.threads.get_mut(v).expect("waiter").state
+            }) = &mut self.sim.threads.get_mut(v).expect("waiter").state
             {
                 *key = to;
             }

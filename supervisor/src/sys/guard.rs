@@ -25,7 +25,10 @@ impl Supervisor {
         let writes_disk = c.nr != SYS_preadv2 && self.disk_fd(c.pid, dest as i32).is_some();
         let on_socket = fds.iter().any(|&fd| {
             matches!(
-                self.procs.get(&c.pid).and_then(|p| p.fds.get(&(fd as i32))),
+                self.sim
+                    .procs
+                    .get(&c.pid)
+                    .and_then(|p| p.fds.get(&(fd as i32))),
                 Some(FdKind::Socket(_) | FdKind::Netlink)
             )
         });

@@ -61,14 +61,15 @@ impl Supervisor {
     /// Counts one read of host state of `kind` by process `pid`, reporting
     /// the first of each kind on each node.
     pub(crate) fn note_host_state(&mut self, pid: i32, kind: String) {
-        let node = self.node_of(pid);
+        let node = self.sim.node_of(pid);
         let n = self
+            .sim
             .host_state
             .entry((kind.clone(), node.clone()))
             .or_insert(0);
         *n += 1;
         if *n == 1 {
-            self.report_once(
+            self.sim.report_once(
                 crate::engine::diagnostics::DiagKind::HostState,
                 format!("warning: {kind} on host {node} reads the host's state, which faultline does not simulate; this run is possibly non-deterministic"),
             );
@@ -108,8 +109,9 @@ impl Supervisor {
             return self.sys_host_state(c, targs);
         }
         targs.push(c.a[0] as i64);
-        let now = self.clock.now();
+        let now = self.sim.clock.now();
         let (left, interval) = self
+            .sim
             .signal_timers
             .iter()
             .find(|t| t.pid == c.pid && t.owner == crate::sim::world::TimerOwner::RealTimer)

@@ -85,12 +85,12 @@ impl Supervisor {
                 schedule: None,
             });
         }
-        let now = self.clock.now();
-        let host = self.clock_host(c.pid);
+        let now = self.sim.clock.now();
+        let host = self.sim.clock_host(c.pid);
         let at = if abstime {
-            self.clock.deadline_on(host, clock, value as i128)
+            self.sim.clock.deadline_on(host, clock, value as i128)
         } else {
-            now.saturating_add(self.clock.span_on(host, value as i128))
+            now.saturating_add(self.sim.clock.span_on(host, value as i128))
         }
         .max(now + 1);
         Ok(NewValue {

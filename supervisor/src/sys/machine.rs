@@ -32,9 +32,9 @@ impl Supervisor {
     /// simulated machine's (its host name, faultline's kernel), so neither
     /// the host's name nor its kernel release reach the program.
     pub(crate) fn uname_answered(&mut self, pid: i32, addr: u64) {
-        let uts = machine::utsname(&self.node_of(pid));
+        let uts = machine::utsname(&self.sim.node_of(pid));
         if let Err(e) = tracee::Process(pid).write_mem(addr, &uts) {
-            self.report_once(
+            self.sim.report_once(
                 crate::engine::diagnostics::DiagKind::InternalError,
                 format!("cannot write uname's answer ({e}); the host's is seen"),
             );
@@ -51,14 +51,14 @@ impl Supervisor {
             Target::CpuDir => return self.cpu_dir(path),
             Target::Text(text) => (path.trim_start_matches('/').replace('/', "-"), text),
         };
-        let dir = self.net.stand_in_dir();
+        let dir = self.sim.net.stand_in_dir();
         let file = dir.join(format!("{}-{name}", c.pid));
         // Written aside and renamed, so an earlier open of it keeps its text.
         let tmp = dir.join(format!(".{}-{name}", c.pid));
         match std::fs::write(&tmp, target).and_then(|()| std::fs::rename(&tmp, &file)) {
             Ok(()) => Some(file),
             Err(e) => {
-                self.report_once(
+                self.sim.report_once(
                     crate::engine::diagnostics::DiagKind::InternalError,
                     format!("cannot write the simulated {path} ({e}); the host's is read"),
                 );
@@ -70,8 +70,8 @@ impl Supervisor {
     /// The simulated CPU directory: `cpu0` .. `cpuN-1` and the CPU lists,
     /// made once per run and CPU count.
     fn cpu_dir(&mut self, path: &str) -> Option<PathBuf> {
-        let cpus = self.cfg.cpus.max(1);
-        let dir = self.net.stand_in_dir().join(format!("sys-cpu-{cpus}"));
+        let cpus = self.sim.cpus.max(1);
+        let dir = self.sim.net.stand_in_dir().join(format!("sys-cpu-{cpus}"));
         let list = machine::cpu_list(cpus);
         let made = (0..cpus)
             .try_for_each(|i| std::fs::create_dir_all(dir.join(format!("cpu{i}"))))
@@ -83,7 +83,7 @@ impl Supervisor {
         match made {
             Ok(()) => Some(dir),
             Err(e) => {
-                self.report_once(
+                self.sim.report_once(
                     crate::engine::diagnostics::DiagKind::InternalError,
                     format!("cannot make the simulated {path} ({e}); the host's is read"),
                 );
@@ -99,7 +99,7 @@ impl Supervisor {
         }
         if let Some(which) = path.strip_prefix("/sys/devices/system/cpu/") {
             return match which {
-                "online" | "possible" | "present" => Target::Text(machine::cpu_list(self.cfg.cpus)),
+                "online" | "possible" | "present" => Target::Text(machine::cpu_list(self.sim.cpus)),
                 _ => Target::Host,
             };
         }
@@ -116,7 +116,7 @@ impl Supervisor {
                 return Target::Text(format!("{}\n", machine::KERNEL_RELEASE))
             }
             "sys/kernel/version" => return Target::Text(format!("{}\n", machine::KERNEL_VERSION)),
-            "sys/kernel/hostname" => return Target::Text(format!("{}\n", self.node_of(pid))),
+            "sys/kernel/hostname" => return Target::Text(format!("{}\n", self.sim.node_of(pid))),
             _ => {}
         }
         let (first, file) = rest.split_once('/').unwrap_or((rest, ""));
@@ -132,7 +132,7 @@ impl Supervisor {
         };
         if target == 0 {
             // Not a pid of the program's namespace: it does not exist.
-            return Target::HostPath(self.net.stand_in_dir().join("no-such-pid"));
+            return Target::HostPath(self.sim.net.stand_in_dir().join("no-such-pid"));
         }
         match file {
             "stat" => Target::Text(machine::proc_stat(&self.proc_view(target))),
@@ -152,8 +152,9 @@ impl Supervisor {
 
     /// The host pid of the process `ns_pid` names in `pid`'s namespace.
     fn pid_in_namespace(&self, pid: i32, ns_pid: i32) -> Option<i32> {
-        let root = self.procs.get(&pid)?.ns_root;
-        self.procs
+        let root = self.sim.procs.get(&pid)?.ns_root;
+        self.sim
+            .procs
             .values()
             .find(|p| p.ns_root == root && p.ns_pid == ns_pid)
             .map(|p| p.pid)
@@ -161,22 +162,24 @@ impl Supervisor {
 
     /// The machine that process `pid` runs on, now.
     fn host_view(&self, pid: i32) -> HostView {
-        let host = self.procs.get(&pid).map(|p| p.host);
+        let host = self.sim.procs.get(&pid).map(|p| p.host);
         let on_host: Vec<&crate::sim::world::Process> = self
+            .sim
             .procs
             .values()
             .filter(|p| Some(p.host) == host)
             .collect();
-        let clock_host = self.clock_host(pid);
-        let uptime_ns = self.clock.read_on(clock_host, libc::CLOCK_BOOTTIME) as u64;
-        let real = self.clock.read_on(clock_host, libc::CLOCK_REALTIME);
+        let clock_host = self.sim.clock_host(pid);
+        let uptime_ns = self.sim.clock.read_on(clock_host, libc::CLOCK_BOOTTIME) as u64;
+        let real = self.sim.clock.read_on(clock_host, libc::CLOCK_REALTIME);
         HostView {
             uptime_ns,
             boot_secs: ((real - uptime_ns as i128) / NS as i128) as i64,
-            cpus: self.cfg.cpus,
-            busy_ns: on_host.iter().map(|p| self.cpu.process(p.pid)).sum(),
+            cpus: self.sim.cpus,
+            busy_ns: on_host.iter().map(|p| self.sim.cpu.process(p.pid)).sum(),
             procs: on_host.len() as u32,
             threads: self
+                .sim
                 .threads
                 .values()
                 .filter(|t| on_host.iter().any(|p| p.pid == t.pid))
@@ -187,19 +190,19 @@ impl Supervisor {
 
     /// Process `pid` as its /proc files show it.
     fn proc_view(&self, pid: i32) -> ProcView {
-        let p = &self.procs[&pid];
+        let p = &self.sim.procs[&pid];
         let ppid = p
             .parent
-            .and_then(|pp| self.procs.get(&pp))
+            .and_then(|pp| self.sim.procs.get(&pp))
             .map_or(1, |pp| pp.ns_pid);
         let base = p.name.rsplit('/').next().unwrap_or("");
         ProcView {
             pid: p.ns_pid,
             ppid,
             comm: base.chars().take(15).collect(),
-            threads: self.threads.values().filter(|t| t.pid == pid).count() as u32,
-            cpu_ns: self.cpu.process(pid),
-            children_ns: self.cpu.children(pid),
+            threads: self.sim.threads.values().filter(|t| t.pid == pid).count() as u32,
+            cpu_ns: self.sim.cpu.process(pid),
+            children_ns: self.sim.cpu.children(pid),
             start_ns: MONOTONIC_BASE_NS + p.start_ns,
         }
     }

@@ -81,7 +81,7 @@ impl Supervisor {
     /// false if the call was answered in place and the thread runs on (the
     /// step goes on), true if the thread reached a scheduling point.
     pub(crate) fn dispatch(&mut self, vtid: Vtid, regs: Regs) -> bool {
-        let th = &self.threads[&vtid];
+        let th = &self.sim.threads[&vtid];
         let call = Call {
             vtid,
             tid: th.tid,
@@ -105,7 +105,8 @@ impl Supervisor {
             return false;
         }
         // A re-executed call's deadline is for that call only.
-        self.threads
+        self.sim
+            .threads
             .get_mut(&vtid)
             .expect("thread")
             .restart_deadline = None;
@@ -113,12 +114,13 @@ impl Supervisor {
             Action::Now(r) => resume_label(r),
             Action::Park(_) => "park".to_string(),
         };
-        self.record(vtid, table::name(call.nr), &trace_args, &label);
+        self.sim
+            .record(vtid, table::name(call.nr), &trace_args, &label);
         let state = match action {
             Action::Now(r) => ThreadState::Ready(r),
             Action::Park(w) => ThreadState::Parked(w),
         };
-        self.threads.get_mut(&vtid).expect("thread").state = state;
+        self.sim.threads.get_mut(&vtid).expect("thread").state = state;
         true
     }
 
@@ -163,7 +165,7 @@ impl Supervisor {
                 crate::sim::world::ExitHook::PatchUname(c.a[0]),
             )),
             SYS_set_tid_address => {
-                self.threads.get_mut(&c.vtid).expect("thread").clear_tid = c.a[0];
+                self.sim.threads.get_mut(&c.vtid).expect("thread").clear_tid = c.a[0];
                 pass()
             }
             SYS_clone | SYS_clone3 | SYS_fork | SYS_vfork => self.sys_clone(c, targs),
@@ -214,7 +216,12 @@ impl Supervisor {
         if !self.fd_call_on_vsock_kind(c) {
             return None;
         }
-        self.procs.get(&c.pid)?.fds.get(&(c.a[0] as i32)).cloned()
+        self.sim
+            .procs
+            .get(&c.pid)?
+            .fds
+            .get(&(c.a[0] as i32))
+            .cloned()
     }
 
     /// Whether the call takes a socket descriptor in its first argument.
@@ -251,8 +258,8 @@ impl Supervisor {
 
     /// Fails a call the sandbox does not model, with one report line per kind.
     fn unsupported(&mut self, c: &Call, why: &str, errno: i32) -> Action {
-        let name = self.proc_of(c.vtid).name.clone();
-        self.report_once(
+        let name = self.sim.proc_of(c.vtid).name.clone();
+        self.sim.report_once(
             crate::engine::diagnostics::DiagKind::RefusedCall,
             format!(
                 "unsupported syscall {} in {:?}: {why}; returning {}",

@@ -6,9 +6,9 @@ use crate::engine::Supervisor;
 impl Supervisor {
     /// At a trapped write of process `pid` to descriptor `fd`.
     pub(super) fn note_output_write(&mut self, pid: i32, fd: i32) {
-        let now = self.clock.now();
-        let host = self.procs.get(&pid).map(|p| p.host);
-        let hosts = &self.net.hosts;
+        let now = self.sim.clock.now();
+        let host = self.sim.procs.get(&pid).map(|p| p.host);
+        let hosts = &self.sim.net.hosts;
         let node = || {
             hosts
                 .iter()

@@ -45,6 +45,7 @@ impl Supervisor {
     /// their calls re-execute and decide for themselves.
     pub(crate) fn wake_net_waiters(&mut self) {
         let waiting: Vec<(Vtid, i32, Wait)> = self
+            .sim
             .threads
             .values()
             .filter_map(|t| match &t.state {
@@ -63,12 +64,13 @@ impl Supervisor {
             let epoll = epoll.map(|(p, fd)| self.epoll_key(p, fd));
             let ready = (!real.is_empty() && self.fds_ready(pid, real, false))
                 || virt.iter().any(|&(vs, mask)| {
-                    crate::sim::netstate::event_bits(self.net.readiness(vs)) & (mask | 0x18) != 0
+                    crate::sim::netstate::event_bits(self.sim.net.readiness(vs)) & (mask | 0x18)
+                        != 0
                 })
-                || epoll.is_some_and(|key| !self.net.epoll_ready(key, 1, false).is_empty());
+                || epoll.is_some_and(|key| !self.sim.net.epoll_ready(key, 1, false).is_empty());
             if ready {
-                self.record(vtid, "ready", &[], "restart");
-                let t = self.threads.get_mut(&vtid).expect("thread");
+                self.sim.record(vtid, "ready", &[], "restart");
+                let t = self.sim.threads.get_mut(&vtid).expect("thread");
                 t.restart_deadline = wait.deadline;
                 t.state = ThreadState::Ready(Resume::Restart);
             }
@@ -88,13 +90,14 @@ impl Supervisor {
     }
     /// What probing `pid`'s descriptors takes: its pidfd and kept copies.
     fn probe_handles(&self, pid: i32) -> Option<(&OwnedFd, &HeldFds)> {
-        let p = self.procs.get(&pid)?;
+        let p = self.sim.procs.get(&pid)?;
         Some((p.pidfd.as_ref()?, &p.held))
     }
 
     /// Wakes threads parked on descriptors that have become ready.
     pub(crate) fn wake_ready_fds(&mut self) {
         let waiting: Vec<(Vtid, i32, WaitKind)> = self
+            .sim
             .threads
             .values()
             .filter_map(|t| match &t.state {
@@ -109,8 +112,10 @@ impl Supervisor {
                 continue;
             };
             if self.fds_ready(pid, &fds, false) {
-                self.record(vtid, "ready", &[], &resume_label(&on_ready));
-                self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(on_ready);
+                self.sim
+                    .record(vtid, "ready", &[], &resume_label(&on_ready));
+                self.sim.threads.get_mut(&vtid).expect("thread").state =
+                    ThreadState::Ready(on_ready);
             }
         }
     }
@@ -130,7 +135,7 @@ impl Supervisor {
             Ok(d) => d,
             Err(e) => return err(e),
         };
-        let expired = deadline.is_some_and(|d| d <= self.clock.now());
+        let expired = deadline.is_some_and(|d| d <= self.sim.clock.now());
         let virt: Vec<(crate::sim::netstate::VsId, u32)> = entries
             .iter()
             .filter_map(|e| {
@@ -182,15 +187,15 @@ impl Supervisor {
             Ok(d) => d,
             Err(e) => return err(e),
         };
-        let expired = deadline.is_some_and(|d| d <= self.clock.now());
+        let expired = deadline.is_some_and(|d| d <= self.sim.clock.now());
         let key = self.epoll_key(c.pid, epfd);
         let real_ready = self.fds_ready(c.pid, &[(epfd, libc::POLLIN)], false);
-        let has_virtual = self.net.has_epoll(key);
+        let has_virtual = self.sim.net.has_epoll(key);
         if !has_virtual && (real_ready || expired) {
             return self.zero_timeout_pass(c, &timeout, None);
         }
         if has_virtual {
-            let virt = self.net.epoll_ready(key, max as usize, true);
+            let virt = self.sim.net.epoll_ready(key, max as usize, true);
             if real_ready && virt.len() < max as usize {
                 // The kernel fills in the real events; the exit hook appends ours.
                 return self.zero_timeout_pass(c, &timeout, Some((virt, max)));
@@ -227,7 +232,7 @@ impl Supervisor {
             )
         };
         let key = self.epoll_key(c.pid, epfd);
-        match self.net.epoll_ctl(key, op, fd, vs, events, data) {
+        match self.sim.net.epoll_ctl(key, op, fd, vs, events, data) {
             Ok(()) => ret(0),
             Err(e) => err(e),
         }
@@ -237,18 +242,19 @@ impl Supervisor {
     /// seen before may be a dup of one that has registrations (tokio's mio
     /// registers through a dup of the epoll fd it waits on), which kcmp tells.
     pub(crate) fn epoll_key(&mut self, pid: i32, epfd: i32) -> (i32, i32) {
-        if self.net.knows_epoll((pid, epfd)) {
-            return self.net.epoll_key((pid, epfd));
+        if self.sim.net.knows_epoll((pid, epfd)) {
+            return self.sim.net.epoll_key((pid, epfd));
         }
         let original = self
+            .sim
             .net
             .epoll_fds(pid)
             .into_iter()
             .find(|&known| crate::host::fdprobe::same_file(pid, epfd, known));
         match original {
             Some(known) => {
-                self.net.alias_epoll((pid, epfd), (pid, known));
-                self.net.epoll_key((pid, known))
+                self.sim.net.alias_epoll((pid, epfd), (pid, known));
+                self.sim.net.epoll_key((pid, known))
             }
             None => (pid, epfd),
         }
@@ -275,7 +281,7 @@ impl Supervisor {
     fn revents(&self, pid: i32, e: &Entry) -> i16 {
         if let Some(vs) = self.vsock(pid, e.fd) {
             let always = libc::POLLERR | libc::POLLHUP;
-            return (event_bits(self.net.readiness(vs)) as i16) & (e.events | always);
+            return (event_bits(self.sim.net.readiness(vs)) as i16) & (e.events | always);
         }
         let Some((pidfd, held)) = self.probe_handles(pid) else {
             return POLLNVAL;
@@ -374,6 +380,7 @@ impl Supervisor {
     /// re-executed after a wait keeps the deadline of its first execution.
     fn deadline(&mut self, c: &Call, t: &Timeout) -> Result<Option<u64>, i32> {
         if let Some(d) = self
+            .sim
             .threads
             .get_mut(&c.vtid)
             .expect("thread")
@@ -404,7 +411,7 @@ impl Supervisor {
                 }
             }
         };
-        Ok(ns.map(|ns| self.clock.now().saturating_add(ns)))
+        Ok(ns.map(|ns| self.sim.clock.now().saturating_add(ns)))
     }
 
     /// Runs the call in the kernel with a zero timeout: the timeout argument

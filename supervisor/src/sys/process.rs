@@ -32,7 +32,11 @@ impl Supervisor {
         if flags & CLONE_NEW_ANY != 0 {
             return self.unsupported(c, "new namespaces would escape the simulation", libc::EPERM);
         }
-        self.threads.get_mut(&c.vtid).expect("thread").pending_clone = Some((flags, ctid));
+        self.sim
+            .threads
+            .get_mut(&c.vtid)
+            .expect("thread")
+            .pending_clone = Some((flags, ctid));
         pass()
     }
 
@@ -44,7 +48,7 @@ impl Supervisor {
         } else {
             ExitKind::Group
         };
-        self.threads.get_mut(&c.vtid).expect("thread").exit_kind = Some(kind);
+        self.sim.threads.get_mut(&c.vtid).expect("thread").exit_kind = Some(kind);
         pass()
     }
 
@@ -83,8 +87,8 @@ impl Supervisor {
         rewound.rax = saved.orig_rax;
         rewound.rip -= 2;
         let _ = tracee::set_regs(tid, &rewound);
-        self.record(vtid, "wait_child", &[], "park");
-        self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Parked(Wait {
+        self.sim.record(vtid, "wait_child", &[], "park");
+        self.sim.threads.get_mut(&vtid).expect("thread").state = ThreadState::Parked(Wait {
             kind: WaitKind::Child,
             deadline: None,
             on_timeout: Resume::Continue,

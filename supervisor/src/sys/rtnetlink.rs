@@ -39,7 +39,7 @@ impl Supervisor {
 
     /// The netlink port id a process's sockets report: its pid as it sees it.
     fn netlink_port(&self, pid: i32) -> u32 {
-        self.procs.get(&pid).map_or(0, |p| p.ns_pid as u32)
+        self.sim.procs.get(&pid).map_or(0, |p| p.ns_pid as u32)
     }
 
     /// Every call on a netlink placeholder descriptor.
@@ -82,11 +82,16 @@ impl Supervisor {
                 if c.mem().read_mem(buf, &mut req).is_err() {
                     return err(EFAULT);
                 }
-                let host = self.procs[&c.pid].host;
-                let addr = self.net.net.host_addr(host);
+                let host = self.sim.procs[&c.pid].host;
+                let addr = self.sim.net.net.host_addr(host);
                 match crate::sim::netlink::reply(&req, addr, port) {
                     Some(r) => {
-                        self.net.netlink.entry((c.pid, fd)).or_default().extend(r);
+                        self.sim
+                            .net
+                            .netlink
+                            .entry((c.pid, fd))
+                            .or_default()
+                            .extend(r);
                         ret(len as i64)
                     }
                     None => err(EINVAL),
@@ -119,6 +124,7 @@ impl Supervisor {
         };
         let room: usize = iovs.iter().map(|v| v.1).sum();
         let Some(queue) = self
+            .sim
             .net
             .netlink
             .get_mut(&(c.pid, fd))
@@ -149,7 +155,7 @@ impl Supervisor {
     /// the placeholder and put back the caller's registers.
     pub(crate) fn netlink_opened(&mut self, tid: i32, pid: i32, fd: u64, restore: &Regs) {
         if (fd as i64) >= 0 {
-            if let Some(p) = self.procs.get_mut(&pid) {
+            if let Some(p) = self.sim.procs.get_mut(&pid) {
                 p.fds
                     .insert(fd as i32, crate::host::fdprobe::FdKind::Netlink);
             }

@@ -72,17 +72,19 @@ impl Supervisor {
         };
         targs.push(sig as i64);
         // Ids are per node: only processes in the caller's namespace match.
-        let ns_root = self.procs[&c.pid].ns_root;
+        let ns_root = self.sim.procs[&c.pid].ns_root;
         let by_ns = self
+            .sim
             .procs
             .values()
             .find(|p| p.ns_root == ns_root && p.ns_pid == target)
             .map(|p| p.pid);
-        let root_group = -self.procs.get(&ns_root).map_or(0, |p| p.ns_pid);
+        let root_group = -self.sim.procs.get(&ns_root).map_or(0, |p| p.ns_pid);
         let targets: Vec<i32> = if let (true, Some(host)) = (target > 0, by_ns) {
             vec![host]
         } else if c.nr == libc::SYS_kill && (target == 0 || target == root_group) {
             let mut all: Vec<i32> = self
+                .sim
                 .procs
                 .values()
                 .filter(|p| p.ns_root == ns_root)
@@ -97,7 +99,7 @@ impl Supervisor {
                 libc::EPERM,
             );
         };
-        targs.extend(targets.iter().map(|p| self.procs[p].vpid as i64));
+        targs.extend(targets.iter().map(|p| self.sim.procs[p].vpid as i64));
         if sig == libc::SIGKILL {
             for &p in &targets {
                 self.waits.doom(p);
@@ -108,16 +110,20 @@ impl Supervisor {
     }
 
     fn ns_pid_of_tid(&self, caller: i32, ns_tid: i32) -> Option<i32> {
-        let ns_root = self.procs.get(&caller)?.ns_root;
+        let ns_root = self.sim.procs.get(&caller)?.ns_root;
         let same_ns = |t: &&crate::sim::world::Thread| {
-            self.procs.get(&t.pid).is_some_and(|p| p.ns_root == ns_root)
+            self.sim
+                .procs
+                .get(&t.pid)
+                .is_some_and(|p| p.ns_root == ns_root)
         };
         let t = self
+            .sim
             .threads
             .values()
             .filter(same_ns)
             .find(|t| t.ns_tid == ns_tid)?;
-        self.procs.get(&t.pid).map(|p| p.ns_pid)
+        self.sim.procs.get(&t.pid).map(|p| p.ns_pid)
     }
 
     /// rt_sigaction: remember which handlers restart interrupted calls.
@@ -125,7 +131,7 @@ impl Supervisor {
         let sig = c.a[0] as i32;
         if c.a[1] != 0 && (1..=64).contains(&sig) {
             if let Ok([_handler, flags]) = c.mem().read_val::<[u64; 2]>(c.a[1]) {
-                let p = self.procs.get_mut(&c.pid).expect("process");
+                let p = self.sim.procs.get_mut(&c.pid).expect("process");
                 if flags & SA_RESTART != 0 {
                     p.restart_mask |= bit(sig);
                 } else {
@@ -151,7 +157,7 @@ impl Supervisor {
                         .ok()
                         .and_then(|t| t.to_ns())
                     {
-                        Some(ns) => Some(self.clock.now().saturating_add(ns)),
+                        Some(ns) => Some(self.sim.clock.now().saturating_add(ns)),
                         None => return super::err(libc::EINVAL),
                     }
                 };
@@ -174,6 +180,7 @@ impl Supervisor {
     pub(crate) fn check_signals(&mut self) {
         while let Some(pid) = self.signal_checks.pop_first() {
             let parked: Vec<(Vtid, i32, Wait)> = self
+                .sim
                 .threads
                 .values()
                 .filter(|t| t.pid == pid)
@@ -188,19 +195,20 @@ impl Supervisor {
                 if let Some(resume) = self.signal_wakeup(pid, tid, &wait, &mut shared_taken) {
                     self.unpark(vtid, &wait.kind);
                     if let (WaitKind::Sleep { rem }, Some(deadline)) = (&wait.kind, wait.deadline) {
-                        let left = deadline.saturating_sub(self.clock.now());
+                        let left = deadline.saturating_sub(self.sim.clock.now());
                         if *rem != 0 {
                             let _ = tracee::Process(pid)
                                 .write_val(*rem, &Timespec::from_ns(left as i128));
                         }
                     }
-                    self.record(
+                    self.sim.record(
                         vtid,
                         "interrupted",
                         &[],
                         &crate::engine::resume_label(&resume),
                     );
-                    self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(resume);
+                    self.sim.threads.get_mut(&vtid).expect("thread").state =
+                        ThreadState::Ready(resume);
                 }
             }
         }
@@ -238,7 +246,7 @@ impl Supervisor {
                 if matches!(wait.kind, WaitKind::Child) {
                     return Some(Resume::Continue);
                 }
-                let restart_mask = self.procs.get(&pid).map_or(0, |p| p.restart_mask);
+                let restart_mask = self.sim.procs.get(&pid).map_or(0, |p| p.restart_mask);
                 let lowest = d & d.wrapping_neg();
                 if wait.restartable && restart_mask & lowest != 0 {
                     Some(Resume::Restart)

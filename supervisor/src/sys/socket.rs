@@ -95,7 +95,7 @@ fn read_msghdr(pid: i32, addr: u64) -> Option<MsgHdr> {
 impl Supervisor {
     /// The virtual socket behind descriptor `fd` of process `pid`, if any.
     pub(crate) fn vsock(&self, pid: i32, fd: i32) -> Option<VsId> {
-        match self.procs.get(&pid)?.fds.get(&fd) {
+        match self.sim.procs.get(&pid)?.fds.get(&fd) {
             Some(crate::host::fdprobe::FdKind::Socket(vs)) => Some(*vs),
             _ => None,
         }
@@ -116,8 +116,8 @@ impl Supervisor {
                 );
             }
         };
-        let host = self.procs[&c.pid].host;
-        let net = self.net.net.socket(host, domain, kind);
+        let host = self.sim.procs[&c.pid].host;
+        let net = self.sim.net.net.socket(host, domain, kind);
         self.placeholder(
             c,
             net,
@@ -158,7 +158,7 @@ impl Supervisor {
     /// SO_RCVTIMEO/SO_SNDTIMEO has passed (the deadline survives the
     /// re-execution of the call).
     fn would_block(&mut self, c: &Call, vs: VsId, mask: u32, dontwait: bool) -> Action {
-        let Some(sock) = self.net.get(vs) else {
+        let Some(sock) = self.sim.net.get(vs) else {
             return err(libc::EBADF);
         };
         if sock.nonblocking || dontwait {
@@ -169,7 +169,12 @@ impl Supervisor {
         } else {
             libc::SO_SNDTIMEO
         };
-        let timeout = match self.net.net.get_option(sock.net, libc::SOL_SOCKET, option) {
+        let timeout = match self
+            .sim
+            .net
+            .net
+            .get_option(sock.net, libc::SOL_SOCKET, option)
+        {
             Ok(Some(v)) if v.len() >= 16 => {
                 let sec = i64::from_ne_bytes(v[0..8].try_into().expect("8 bytes"));
                 let usec = i64::from_ne_bytes(v[8..16].try_into().expect("8 bytes"));
@@ -178,8 +183,9 @@ impl Supervisor {
             }
             _ => None,
         };
-        let now = self.clock.now();
+        let now = self.sim.clock.now();
         let restarted = self
+            .sim
             .threads
             .get_mut(&c.vtid)
             .expect("thread")
@@ -205,20 +211,26 @@ impl Supervisor {
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     pub(super) fn sys_vsock(&mut self, c: &Call, vs: VsId, targs: &mut Vec<i64>) -> Action {
         use libc::*;
-        let now = self.clock.now();
-        let Some(sock) = self.net.get(vs) else {
+        let now = self.sim.clock.now();
+        let Some(sock) = self.sim.net.get(vs) else {
             return err(EBADF);
         };
         let (net, inet6) = (sock.net, sock.domain == Domain::Inet6);
         targs.push(c.a[0] as i64);
         match c.nr {
             SYS_bind => match addrs::read(&c.mem(), c.a[1], c.a[2]) {
-                Ok(sa) => self.net.net.bind(net, sa).map_or_else(net_err, |()| ret(0)),
+                Ok(sa) => self
+                    .sim
+                    .net
+                    .net
+                    .bind(net, sa)
+                    .map_or_else(net_err, |()| ret(0)),
                 Err(e) => err(e.errno()),
             },
             SYS_listen => {
                 let backlog = (c.a[1] as i32).clamp(1, 4096) as usize;
-                self.net
+                self.sim
+                    .net
                     .net
                     .listen(net, backlog)
                     .map_or_else(net_err, |()| ret(0))
@@ -230,7 +242,7 @@ impl Supervisor {
                 } else {
                     0
                 };
-                match self.net.net.accept(net) {
+                match self.sim.net.net.accept(net) {
                     Ok((child, peer)) => self.placeholder(
                         c,
                         child,
@@ -255,16 +267,17 @@ impl Supervisor {
                     SHUT_RDWR => Shutdown::Both,
                     _ => return err(EINVAL),
                 };
-                self.net
+                self.sim
+                    .net
                     .net
                     .shutdown(net, how, now)
                     .map_or_else(net_err, |()| ret(0))
             }
             SYS_getsockname | SYS_getpeername => {
                 let addr = if c.nr == SYS_getsockname {
-                    self.net.net.local_addr(net)
+                    self.sim.net.net.local_addr(net)
                 } else {
-                    self.net.net.peer_addr(net)
+                    self.sim.net.net.peer_addr(net)
                 };
                 match addr {
                     Ok(sa) => addrs::write_out(&c.mem(), c.a[1], c.a[2], sa, inet6)
@@ -277,7 +290,8 @@ impl Supervisor {
                 if c.mem().read_mem(c.a[3], &mut val).is_err() {
                     return err(EFAULT);
                 }
-                self.net
+                self.sim
+                    .net
                     .net
                     .set_option(net, c.a[1] as i32, c.a[2] as i32, &val)
                     .map_or_else(net_err, |()| ret(0))
@@ -287,7 +301,7 @@ impl Supervisor {
                 let cmd = c.a[1] as i32;
                 match cmd {
                     F_SETFL => {
-                        self.net.get_mut(vs).expect("socket").nonblocking =
+                        self.sim.net.get_mut(vs).expect("socket").nonblocking =
                             c.a[2] as i32 & O_NONBLOCK != 0;
                         Action::Now(Resume::Pass)
                     }
@@ -301,13 +315,13 @@ impl Supervisor {
             SYS_ioctl => match c.a[1] {
                 0x5421 /* FIONBIO */ => match c.mem().read_val::<i32>(c.a[2]) {
                     Ok(on) => {
-                        self.net.get_mut(vs).expect("socket").nonblocking = on != 0;
+                        self.sim.net.get_mut(vs).expect("socket").nonblocking = on != 0;
                         ret(0)
                     }
                     Err(_) => err(EFAULT),
                 },
                 0x541B /* FIONREAD */ => {
-                    let n = self.net.net.pending_bytes(net).unwrap_or(0) as i32;
+                    let n = self.sim.net.net.pending_bytes(net).unwrap_or(0) as i32;
                     c.mem().write_val(c.a[2], &n).map_or_else(|_| err(EFAULT), |()| ret(0))
                 }
                 _ => err(ENOTTY),
@@ -327,6 +341,7 @@ impl Supervisor {
     fn vsock_connect(&mut self, c: &Call, vs: VsId, net: vnet::SocketId) -> Action {
         // A blocking connect re-executed after its wait: report the outcome.
         if self
+            .sim
             .threads
             .get_mut(&c.vtid)
             .expect("thread")
@@ -334,7 +349,7 @@ impl Supervisor {
             .take()
             == Some(vs)
         {
-            return match self.net.net.pending_error(net) {
+            return match self.sim.net.net.pending_error(net) {
                 Ok(None) => ret(0),
                 Ok(Some(e)) | Err(e) => net_err(e),
             };
@@ -343,21 +358,22 @@ impl Supervisor {
             Ok(sa) => sa,
             Err(e) => return err(e.errno()),
         };
-        match self.net.net.connect(net, sa, self.clock.now()) {
+        match self.sim.net.net.connect(net, sa, self.sim.clock.now()) {
             Ok(ConnectProgress::Connected) => ret(0),
             Ok(ConnectProgress::InProgress) => {
-                if self.net.get(vs).is_some_and(|s| s.nonblocking) {
+                if self.sim.net.get(vs).is_some_and(|s| s.nonblocking) {
                     return err(libc::EINPROGRESS);
                 }
-                self.threads
+                self.sim
+                    .threads
                     .get_mut(&c.vtid)
                     .expect("thread")
                     .connect_pending = Some(vs);
                 self.would_block(c, vs, WANT_WRITE, false)
             }
             Err(NetError::NetUnreachable) => {
-                let name = self.proc_of(c.vtid).name.clone();
-                self.report_once(
+                let name = self.sim.proc_of(c.vtid).name.clone();
+                self.sim.report_once(
                     crate::engine::diagnostics::DiagKind::BlockedConnect,
                     format!(
                         "blocked connect to {sa} by {name:?}: not a simulated host (ENETUNREACH)"
@@ -402,7 +418,7 @@ impl Supervisor {
         };
         let want: usize = iovs.iter().map(|&(_, l)| l).sum::<usize>().min(MAX_IO);
         targs.push(want as i64);
-        match self.net.net.recv(net, want, flags & MSG_PEEK != 0) {
+        match self.sim.net.net.recv(net, want, flags & MSG_PEEK != 0) {
             Ok(got) => {
                 if !scatter(pid, &iovs, &got.data) {
                     return err(EFAULT);
@@ -498,7 +514,7 @@ impl Supervisor {
             data.len() as i64,
             crate::sim::trace::hash_bytes(&data) as i64,
         ]);
-        match self.net.net.send_to(net, &data, to, now) {
+        match self.sim.net.net.send_to(net, &data, to, now) {
             Ok(n) => ret(n as i64),
             Err(NetError::WouldBlock) => {
                 self.would_block(c, vs, WANT_WRITE, flags & MSG_DONTWAIT != 0)
@@ -510,8 +526,8 @@ impl Supervisor {
                 err(EPIPE)
             }
             Err(NetError::NetUnreachable) => {
-                let name = self.proc_of(c.vtid).name.clone();
-                self.report_once(
+                let name = self.sim.proc_of(c.vtid).name.clone();
+                self.sim.report_once(
                     crate::engine::diagnostics::DiagKind::BlockedConnect,
                     format!(
                         "blocked datagram from {name:?} to a non-simulated address (ENETUNREACH)"
@@ -526,10 +542,10 @@ impl Supervisor {
     fn vsock_getsockopt(&mut self, c: &Call, vs: VsId, net: vnet::SocketId) -> Action {
         use libc::*;
         let (level, name) = (c.a[1] as i32, c.a[2] as i32);
-        let sock = self.net.get(vs).expect("socket");
+        let sock = self.sim.net.get(vs).expect("socket");
         let int = |v: i32| v.to_ne_bytes().to_vec();
         let value: Vec<u8> = match (level, name) {
-            (SOL_SOCKET, SO_ERROR) => int(match self.net.net.pending_error(net) {
+            (SOL_SOCKET, SO_ERROR) => int(match self.sim.net.net.pending_error(net) {
                 Ok(Some(e)) => e.errno(),
                 _ => 0,
             }),
@@ -544,12 +560,12 @@ impl Supervisor {
                 AF_INET
             }),
             (SOL_SOCKET, SO_RCVBUF | SO_SNDBUF) => {
-                match self.net.net.get_option(net, level, name) {
+                match self.sim.net.net.get_option(net, level, name) {
                     Ok(Some(v)) => v,
                     _ => int(256 * 1024),
                 }
             }
-            _ => match self.net.net.get_option(net, level, name) {
+            _ => match self.sim.net.net.get_option(net, level, name) {
                 Ok(Some(v)) => v,
                 _ => int(0),
             },
@@ -578,20 +594,21 @@ impl Supervisor {
             restore,
         } = opened;
         if fd >= 0 {
-            let vs = self.net.add(net, nonblocking);
-            if let Some(p) = self.procs.get_mut(&pid) {
+            let vs = self.sim.net.add(net, nonblocking);
+            if let Some(p) = self.sim.procs.get_mut(&pid) {
                 p.fds
                     .insert(fd as i32, crate::host::fdprobe::FdKind::Socket(vs));
             }
             if let Some((addr, lenp, sa)) = peer {
                 let inet6 = self
+                    .sim
                     .net
                     .get(vs)
                     .is_some_and(|s| s.domain == vnet::Domain::Inet6);
                 let _ = addrs::write_out(&tracee::Process(pid), addr, lenp, sa, inet6);
             }
         } else {
-            let _ = self.net.net.close(net, self.clock.now());
+            let _ = self.sim.net.net.close(net, self.sim.clock.now());
         }
         let _ = tracee::put_back_regs(tid, &restore, fd as u64);
     }

@@ -107,7 +107,7 @@ impl Supervisor {
         let on_disk = match disk {
             Some(DiskFile::Ino(d, ino)) => Some((d, ino)),
             Some(DiskFile::Path(d, rel)) => {
-                self.disks.get(d).disk.lookup(&rel).ok().map(|i| (d, i))
+                self.sim.disks.get(d).disk.lookup(&rel).ok().map(|i| (d, i))
             }
             None => None,
         };
@@ -152,8 +152,8 @@ impl Supervisor {
         host_ino: u64,
     ) -> Identity {
         match on_disk {
-            Some((d, ino)) => self.file_ids.on_disk(d, ino),
-            None => self.file_ids.elsewhere(host_dev, host_ino),
+            Some((d, ino)) => self.sim.file_ids.on_disk(d, ino),
+            None => self.sim.file_ids.elsewhere(host_dev, host_ino),
         }
     }
 }

@@ -55,7 +55,7 @@ impl Supervisor {
         };
         let (size, used, inodes_used, fsid) = match disk {
             Some(d) => {
-                let nd = self.disks.get(d);
+                let nd = self.sim.disks.get(d);
                 let usage = nd.disk.usage();
                 // A `disk_full` fault: the disk has no room left, as its
                 // writes' ENOSPC says.

@@ -11,19 +11,19 @@ impl Supervisor {
     /// clock_gettime, gettimeofday, time.
     pub(super) fn sys_clock_read(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
         let pid = c.pid;
-        let host = self.clock_host(pid);
+        let host = self.sim.clock_host(pid);
         match c.nr {
             libc::SYS_clock_gettime => {
                 let clock = c.a[0] as i32;
                 targs.push(clock as i64);
-                let ts = Timespec::from_ns(self.clock.read_on(host, clock));
+                let ts = Timespec::from_ns(self.sim.clock.read_on(host, clock));
                 if tracee::Process(pid).write_val(c.a[1], &ts).is_err() {
                     return err(libc::EFAULT);
                 }
                 ret(0)
             }
             libc::SYS_gettimeofday => {
-                let now = self.clock.read_on(host, libc::CLOCK_REALTIME);
+                let now = self.sim.clock.read_on(host, libc::CLOCK_REALTIME);
                 let ts = Timespec::from_ns(now);
                 let tv = [ts.sec, ts.nsec / 1000];
                 if c.a[0] != 0 && tracee::Process(pid).write_val(c.a[0], &tv).is_err() {
@@ -35,7 +35,7 @@ impl Supervisor {
                 ret(0)
             }
             _ => {
-                let secs = (self.clock.read_on(host, libc::CLOCK_REALTIME) / NS as i128) as i64;
+                let secs = (self.sim.clock.read_on(host, libc::CLOCK_REALTIME) / NS as i128) as i64;
                 if c.a[0] != 0 && tracee::Process(pid).write_val(c.a[0], &secs).is_err() {
                     return err(libc::EFAULT);
                 }
@@ -54,20 +54,21 @@ impl Supervisor {
         let Ok(ts) = c.mem().read_val::<Timespec>(req) else {
             return err(libc::EFAULT);
         };
-        let host = self.clock_host(c.pid);
+        let host = self.sim.clock_host(c.pid);
         let deadline = if flags & libc::TIMER_ABSTIME != 0 {
             let abs = ts.sec as i128 * NS as i128 + ts.nsec as i128;
-            self.clock.deadline_on(host, clock, abs)
+            self.sim.clock.deadline_on(host, clock, abs)
         } else {
             let Some(ns) = ts.to_ns() else {
                 return err(libc::EINVAL);
             };
-            self.clock
+            self.sim
+                .clock
                 .now()
-                .saturating_add(self.clock.span_on(host, ns as i128))
+                .saturating_add(self.sim.clock.span_on(host, ns as i128))
         };
-        targs.push((deadline - self.clock.now().min(deadline)) as i64);
-        if deadline <= self.clock.now() {
+        targs.push((deadline - self.sim.clock.now().min(deadline)) as i64);
+        if deadline <= self.sim.clock.now() {
             return ret(0);
         }
         // An absolute sleep reports no time left (as in Linux).
@@ -87,12 +88,13 @@ impl Supervisor {
     /// alarm and setitimer(ITIMER_REAL): one SIGALRM timer per process, on
     /// virtual time (the two calls share it, as in Linux).
     pub(super) fn sys_real_timer(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
-        let now = self.clock.now();
+        let now = self.sim.clock.now();
         let old = self
+            .sim
             .signal_timers
             .iter()
             .position(|t| t.pid == c.pid && t.owner == TimerOwner::RealTimer)
-            .map(|i| self.signal_timers.remove(i));
+            .map(|i| self.sim.signal_timers.remove(i));
         let (remaining, old_interval) =
             old.map_or((0, 0), |t| (t.at.saturating_sub(now), t.interval));
         let (value, interval, result) = if c.nr == libc::SYS_alarm {
@@ -118,7 +120,7 @@ impl Supervisor {
         };
         targs.push(value as i64);
         if value > 0 {
-            self.signal_timers.push(SignalTimer {
+            self.sim.signal_timers.push(SignalTimer {
                 pid: c.pid,
                 sig: libc::SIGALRM,
                 at: now + value,
@@ -135,7 +137,7 @@ impl Supervisor {
         if len < 8 {
             return err(libc::EINVAL);
         }
-        let cpus = self.cfg.cpus.clamp(1, 64);
+        let cpus = self.sim.cpus.clamp(1, 64);
         let mask: u64 = if cpus == 64 {
             u64::MAX
         } else {
@@ -171,7 +173,7 @@ impl Supervisor {
     pub(super) fn fill_random(&mut self, pid: i32, addr: u64, len: usize) -> std::io::Result<()> {
         use rand::RngCore;
         let mut buf = vec![0u8; len];
-        self.data_rng.fill_bytes(&mut buf);
+        self.sim.data_rng.fill_bytes(&mut buf);
         tracee::Process(pid).write_mem(addr, &buf)
     }
 }

@@ -93,7 +93,10 @@ impl Supervisor {
                     Ok(id) => id,
                     Err(e) => return err(e),
                 };
-                let cur = Schedule::itimerspec(self.timer_fds.timers[&id].armed, self.clock.now());
+                let cur = Schedule::itimerspec(
+                    self.sim.timer_fds.timers[&id].armed,
+                    self.sim.clock.now(),
+                );
                 match c.mem().write_val(c.a[1], &cur) {
                     Ok(()) => ret(0),
                     Err(_) => err(libc::EFAULT),
@@ -164,9 +167,9 @@ impl Supervisor {
         // Without a copy (the kernel's error, or a descriptor that cannot
         // be borrowed) the program gets no timer.
         if let Some(counter) = counter {
-            let id = self.timer_fds.next;
-            self.timer_fds.next += 1;
-            self.timer_fds.timers.insert(
+            let id = self.sim.timer_fds.next;
+            self.sim.timer_fds.next += 1;
+            self.sim.timer_fds.timers.insert(
                 id,
                 FdTimer {
                     clock,
@@ -189,13 +192,13 @@ impl Supervisor {
         if flags & !(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET) != 0 {
             return err(libc::EINVAL);
         }
-        let clock = self.timer_fds.timers[&id].clock;
+        let clock = self.sim.timer_fds.timers[&id].clock;
         let new = match self.new_timer_value(c, clock, flags & TFD_TIMER_ABSTIME != 0, c.a[2]) {
             Ok(new) => new,
             Err(e) => return err(e),
         };
-        let now = self.clock.now();
-        let timer = self.timer_fds.timers.get_mut(&id).expect("timer");
+        let now = self.sim.clock.now();
+        let timer = self.sim.timer_fds.timers.get_mut(&id).expect("timer");
         if c.a[3] != 0 {
             let old = Schedule::itimerspec(timer.armed, now);
             if c.mem().write_val(c.a[3], &old).is_err() {
@@ -213,7 +216,7 @@ impl Supervisor {
     /// descriptor, EINVAL if it is no timerfd (the kernel's errors).
     fn timerfd_id(&mut self, pid: i32, fd: i32) -> Result<u32, i32> {
         match self.fd_kind(pid, fd) {
-            Some(FdKind::Timer(id)) if self.timer_fds.timers.contains_key(&id) => Ok(id),
+            Some(FdKind::Timer(id)) if self.sim.timer_fds.timers.contains_key(&id) => Ok(id),
             Some(_) => Err(libc::EINVAL),
             None => Err(libc::EBADF),
         }
@@ -223,8 +226,8 @@ impl Supervisor {
     /// counter, in id order, at this scheduling point; the readiness scans
     /// that follow wake its readers.
     pub(crate) fn fire_timerfds(&mut self) {
-        let now = self.clock.now();
-        for (&id, timer) in &mut self.timer_fds.timers {
+        let now = self.sim.clock.now();
+        for (&id, timer) in &mut self.sim.timer_fds.timers {
             let Some(schedule) = timer.armed.filter(|s| s.at <= now) else {
                 continue;
             };
@@ -234,7 +237,8 @@ impl Supervisor {
             unsafe {
                 libc::write(timer.counter.as_raw_fd(), (&count as *const u64).cast(), 8);
             }
-            self.trace
+            self.sim
+                .trace
                 .record(now, 0, "timerfd", &[id as i64, count as i64], "expired");
         }
     }
@@ -243,6 +247,7 @@ impl Supervisor {
     /// a close, an exec or a process's end).
     pub(crate) fn drop_unheld_timerfds(&mut self) {
         let held: BTreeSet<u32> = self
+            .sim
             .procs
             .values()
             .flat_map(|p| p.fds.values())
@@ -251,6 +256,6 @@ impl Supervisor {
                 _ => None,
             })
             .collect();
-        self.timer_fds.timers.retain(|id, _| held.contains(id));
+        self.sim.timer_fds.timers.retain(|id, _| held.contains(id));
     }
 }

@@ -83,7 +83,7 @@ impl Supervisor {
             libc::SYS_timer_gettime => self.timer_gettime(c, targs),
             libc::SYS_timer_getoverrun => {
                 targs.push(c.a[0] as i64);
-                match self.posix_timers.contains_key(&(c.pid, c.a[0] as i32)) {
+                match self.sim.posix_timers.contains_key(&(c.pid, c.a[0] as i32)) {
                     true => ret(0),
                     false => err(libc::EINVAL),
                 }
@@ -91,7 +91,7 @@ impl Supervisor {
             _ => {
                 let id = c.a[0] as i32;
                 targs.push(id as i64);
-                if self.posix_timers.remove(&(c.pid, id)).is_none() {
+                if self.sim.posix_timers.remove(&(c.pid, id)).is_none() {
                     return err(libc::EINVAL);
                 }
                 self.disarm(c.pid, id);
@@ -103,7 +103,7 @@ impl Supervisor {
     fn timer_create(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
         let clock = c.a[0] as i32;
         let id = (0..)
-            .find(|i| !self.posix_timers.contains_key(&(c.pid, *i)))
+            .find(|i| !self.sim.posix_timers.contains_key(&(c.pid, *i)))
             .expect("a free id");
         let (value, sig, notify, ns_tid) = if c.a[1] == 0 {
             (id as u64, libc::SIGALRM, SIGEV_SIGNAL, 0)
@@ -117,6 +117,7 @@ impl Supervisor {
         let tid = match notify {
             SIGEV_SIGNAL | SIGEV_NONE => 0,
             SIGEV_THREAD_ID => match self
+                .sim
                 .threads
                 .values()
                 .find(|t| t.pid == c.pid && t.ns_tid == ns_tid)
@@ -132,7 +133,7 @@ impl Supervisor {
         if tracee::Process(c.pid).write_val(c.a[2], &id).is_err() {
             return err(libc::EFAULT);
         }
-        self.posix_timers.insert(
+        self.sim.posix_timers.insert(
             (c.pid, id),
             PosixTimer {
                 clock,
@@ -147,7 +148,7 @@ impl Supervisor {
 
     fn timer_settime(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
         let id = c.a[0] as i32;
-        let Some(timer) = self.posix_timers.get(&(c.pid, id)).copied() else {
+        let Some(timer) = self.sim.posix_timers.get(&(c.pid, id)).copied() else {
             return err(libc::EINVAL);
         };
         let abstime = c.a[1] as i32 & libc::TIMER_ABSTIME != 0;
@@ -167,12 +168,12 @@ impl Supervisor {
             return ret(0);
         };
         if timer.sig == 0 {
-            if let Some(t) = self.posix_timers.get_mut(&(c.pid, id)) {
+            if let Some(t) = self.sim.posix_timers.get_mut(&(c.pid, id)) {
                 t.silent = new.schedule;
             }
             return ret(0);
         }
-        self.signal_timers.push(SignalTimer {
+        self.sim.signal_timers.push(SignalTimer {
             pid: c.pid,
             sig: timer.sig,
             at,
@@ -189,7 +190,7 @@ impl Supervisor {
     fn timer_gettime(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
         let id = c.a[0] as i32;
         targs.push(id as i64);
-        if !self.posix_timers.contains_key(&(c.pid, id)) {
+        if !self.sim.posix_timers.contains_key(&(c.pid, id)) {
             return err(libc::EINVAL);
         }
         let cur = self.remaining(c.pid, id);
@@ -202,6 +203,7 @@ impl Supervisor {
     /// A timer's (interval, time left) as an itimerspec.
     fn remaining(&self, pid: i32, id: i32) -> [Timespec; 2] {
         let armed = self
+            .sim
             .signal_timers
             .iter()
             .find(|t| t.pid == pid && matches!(t.owner, TimerOwner::Posix { id: i, .. } if i == id))
@@ -209,16 +211,16 @@ impl Supervisor {
                 at: t.at,
                 interval: t.interval,
             })
-            .or_else(|| self.posix_timers.get(&(pid, id)).and_then(|t| t.silent));
-        Schedule::itimerspec(armed, self.clock.now())
+            .or_else(|| self.sim.posix_timers.get(&(pid, id)).and_then(|t| t.silent));
+        Schedule::itimerspec(armed, self.sim.clock.now())
     }
 
     /// Stops timer `id` of `pid` (its pending deadline, if any).
     fn disarm(&mut self, pid: i32, id: i32) {
-        self.signal_timers.retain(|t| {
+        self.sim.signal_timers.retain(|t| {
             !(t.pid == pid && matches!(t.owner, TimerOwner::Posix { id: i, .. } if i == id))
         });
-        if let Some(t) = self.posix_timers.get_mut(&(pid, id)) {
+        if let Some(t) = self.sim.posix_timers.get_mut(&(pid, id)) {
             t.silent = None;
         }
     }

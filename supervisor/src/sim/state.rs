@@ -1,0 +1,130 @@
+//! The simulation state of one run: what the syscall handlers read and
+//! change (threads and processes, the virtual clock and CPU ledger, timers,
+//! the network and disks, file identities, the trace), apart from the host
+//! machinery that drives the tracees (ptrace waits, the watchdog, vDSO
+//! pages, breakpoints, the fast path's channel), which stays in
+//! `engine::Supervisor`. Handlers on `Sim` can be unit-tested with a fake
+//! tracee memory and no process.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::engine::diagnostics::{DiagKind, Diagnostics};
+use crate::engine::scheduler::{SchedulePolicy, Scheduler};
+use crate::sim::diskstate::Disks;
+use crate::sim::netstate::NetState;
+use crate::sim::seeds::Streams;
+use crate::sim::trace::TraceLog;
+use crate::sim::vclock::VClock;
+use crate::sim::world::{Process, SignalTimer, Thread, Vtid};
+
+/// The simulated world of a run, which the syscall handlers act on.
+pub struct Sim {
+    /// CPUs the programs are told they have.
+    pub(crate) cpus: u32,
+    /// Virtual time, as each host sees it.
+    pub(crate) clock: VClock,
+    /// Virtual CPU time per thread and process.
+    pub(crate) cpu: crate::sim::cputime::CpuLedger,
+    /// The programs' POSIX timers.
+    pub(crate) posix_timers: crate::sys::timers::PosixTimers,
+    /// The timerfds of every process.
+    pub(crate) timer_fds: crate::sys::timerfd::TimerFds,
+    /// The node of every thread there was (see `Outcome::thread_nodes`).
+    pub(crate) thread_nodes: BTreeMap<Vtid, String>,
+    /// Reads of host state that is not simulated, per (call kind, node).
+    pub(crate) host_state: BTreeMap<(String, String), u64>,
+    /// The file identities `stat` shows.
+    pub(crate) file_ids: crate::sim::fileids::FileIds,
+    /// Which thread runs next; the futex queues.
+    pub(crate) sched: Scheduler,
+    /// The seeded stream of getrandom and AT_RANDOM bytes.
+    pub(crate) data_rng: ChaCha8Rng,
+    /// Every live thread, by virtual thread id.
+    pub(crate) threads: BTreeMap<Vtid, Thread>,
+    /// Virtual thread ids by host thread id.
+    pub(crate) by_tid: HashMap<i32, Vtid>,
+    /// Every live process, by host pid.
+    pub(crate) procs: HashMap<i32, Process>,
+    /// The event trace and its hash.
+    pub(crate) trace: TraceLog,
+    /// The simulated network.
+    pub(crate) net: NetState,
+    /// The nodes' simulated disks.
+    pub(crate) disks: Disks,
+    /// Signals due at virtual times: alarm/setitimer, and `--signal-at`.
+    pub(crate) signal_timers: Vec<SignalTimer>,
+    /// What faultline reports besides the verdict.
+    pub(crate) diagnostics: Diagnostics,
+}
+
+impl Sim {
+    /// An empty world: no threads yet, the clock at `epoch_secs`, the
+    /// scheduling and data streams split from `seed`.
+    pub fn new(
+        seed: u64,
+        epoch_secs: i64,
+        cpus: u32,
+        schedule: SchedulePolicy,
+        trace: TraceLog,
+        net: NetState,
+    ) -> Sim {
+        let seeds = Streams::split(seed);
+        Sim {
+            cpus,
+            clock: VClock::new(epoch_secs),
+            cpu: Default::default(),
+            posix_timers: Default::default(),
+            timer_fds: Default::default(),
+            thread_nodes: BTreeMap::new(),
+            host_state: BTreeMap::new(),
+            file_ids: Default::default(),
+            sched: Scheduler::new(seeds.schedule, schedule),
+            data_rng: ChaCha8Rng::seed_from_u64(seeds.data),
+            threads: BTreeMap::new(),
+            by_tid: HashMap::new(),
+            procs: HashMap::new(),
+            trace,
+            net,
+            disks: Disks::default(),
+            signal_timers: Vec::new(),
+            diagnostics: Diagnostics::default(),
+        }
+    }
+
+    /// The name of the simulated host process `pid` runs on ("" if the
+    /// process is unknown).
+    pub(crate) fn node_of(&self, pid: i32) -> String {
+        self.procs
+            .get(&pid)
+            .map(|p| self.net.net.host_name(p.host).to_string())
+            .unwrap_or_default()
+    }
+
+    /// Records one trace event at the current virtual time.
+    pub(crate) fn record(&mut self, vtid: Vtid, call: &str, args: &[i64], ret: &str) {
+        self.trace.record(self.clock.now(), vtid, call, args, ret);
+    }
+
+    /// Prints a report line once per distinct message (unsupported calls).
+    pub(crate) fn report_once(&mut self, kind: DiagKind, msg: String) {
+        let (t, event) = (self.clock.now(), self.trace.count());
+        if self.diagnostics.note(t, event, kind, msg.clone()) {
+            eprintln!("faultline: {msg}");
+        }
+    }
+
+    /// The process a thread belongs to.
+    pub(crate) fn proc_of(&self, vtid: Vtid) -> &Process {
+        let pid = self.threads[&vtid].pid;
+        &self.procs[&pid]
+    }
+
+    /// The clock index of process `pid`'s host (an index no host has, so
+    /// the run's own clock, for a process faultline does not know).
+    pub(crate) fn clock_host(&self, pid: i32) -> usize {
+        self.procs.get(&pid).map_or(usize::MAX, |p| p.host.index())
+    }
+}
