@@ -150,27 +150,20 @@ impl Supervisor {
         self.sim.procs.insert(
             pid,
             Process {
-                pid,
                 ns_pid: ns_id(pid, pid),
                 ns_root,
-                vpid,
                 parent,
-                mm,
                 pidfd: fdprobe::pidfd_open(pid).ok(),
-                held: Default::default(),
                 fds,
                 restart_mask,
                 name,
-                host,
-                vfork_parent: None,
                 channel_user: parent
                     .and_then(|p| self.sim.procs.get(&p))
                     .is_some_and(|p| p.channel_user),
-                loader_fd: None,
                 interp: parent
                     .and_then(|p| self.sim.procs.get(&p))
                     .and_then(|p| p.interp),
-                start_ns: self.sim.clock.now(),
+                ..Process::new(pid, host, vpid, mm, self.sim.clock.now())
             },
         );
     }
@@ -184,24 +177,8 @@ impl Supervisor {
         self.sim.threads.insert(
             vtid,
             Thread {
-                tid,
-                ns_tid: ns_id(pid, tid),
-                vtid,
-                pid,
-                state: ThreadState::Ready(Resume::Continue),
-                // SAFETY: plain old data, filled at the first seccomp stop.
-                regs: unsafe { std::mem::zeroed() },
-                clear_tid: 0,
-                pending_clone: None,
-                exit_kind: None,
                 started,
-                last_signal: None,
-                restart_deadline: None,
-                connect_pending: None,
-                channel_wait: None,
-                channel_slot: None,
-                held_mask: None,
-                step_over: None,
+                ..Thread::new(vtid, pid, tid, ns_id(pid, tid))
             },
         );
         self.sim.by_tid.insert(tid, vtid);

@@ -292,6 +292,33 @@ pub struct Thread {
     pub step_over: Option<u64>,
 }
 
+impl Thread {
+    /// A thread just seen, to continue where it stands once scheduled, with
+    /// nothing pending: how the engine adds a thread, and handler tests theirs.
+    pub fn new(vtid: Vtid, pid: i32, tid: i32, ns_tid: i32) -> Thread {
+        Thread {
+            tid,
+            ns_tid,
+            vtid,
+            pid,
+            state: ThreadState::Ready(Resume::Continue),
+            // SAFETY: plain old data, filled at the first seccomp stop.
+            regs: unsafe { std::mem::zeroed() },
+            clear_tid: 0,
+            pending_clone: None,
+            exit_kind: None,
+            started: false,
+            last_signal: None,
+            restart_deadline: None,
+            connect_pending: None,
+            channel_wait: None,
+            channel_slot: None,
+            held_mask: None,
+            step_over: None,
+        }
+    }
+}
+
 /// One traced process (thread group).
 #[derive(Debug)]
 pub struct Process {
@@ -333,6 +360,33 @@ pub struct Process {
     pub interp: Option<(u64, u64)>,
     /// Scheduler time it was created at (its start time in /proc).
     pub start_ns: u64,
+}
+
+impl Process {
+    /// A process of its own namespace with no parent, descriptors or name
+    /// yet: the engine fills in what a child inherits, handler tests use it
+    /// as it is.
+    pub fn new(pid: i32, host: vnet::HostId, vpid: u32, mm: u32, start_ns: u64) -> Process {
+        Process {
+            pid,
+            ns_pid: pid,
+            ns_root: pid,
+            host,
+            vpid,
+            parent: None,
+            mm,
+            pidfd: None,
+            held: Default::default(),
+            fds: BTreeMap::new(),
+            restart_mask: 0,
+            name: String::new(),
+            vfork_parent: None,
+            channel_user: false,
+            loader_fd: None,
+            interp: None,
+            start_ns,
+        }
+    }
 }
 
 /// Who armed a signal timer.

@@ -178,7 +178,7 @@ impl Supervisor {
                 let (disk, from) = self.disk_path(c, &from)?;
                 let (_, to) = self.disk_path(c, &to)?;
                 if c.nr == SYS_renameat2 && c.a[4] as u32 & !RENAME_NOREPLACE != 0 {
-                    return Some(self.unsupported(
+                    return Some(self.sim.unsupported(
                         c,
                         "on a data_dir, RENAME_EXCHANGE and RENAME_WHITEOUT are not modelled",
                         EINVAL,
@@ -227,7 +227,7 @@ impl Supervisor {
                 self.note_disk_paths(disk, &[&rel]);
                 Some(match mode & S_IFMT {
                     0 | S_IFREG => change(disk, DiskOp::Create(rel)),
-                    _ => self.unsupported(
+                    _ => self.sim.unsupported(
                         c,
                         "on a data_dir, the disk model has only regular files and directories",
                         EPERM,

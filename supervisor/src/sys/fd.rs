@@ -188,7 +188,7 @@ impl Supervisor {
             Some(FdKind::Random) if c.nr == libc::SYS_read => {
                 let len = (c.a[2] as usize).min(1 << 20);
                 targs.push(len as i64);
-                match self.fill_random(c.pid, c.a[1], len) {
+                match self.sim.fill_random(c.mem(), c.a[1], len) {
                     Ok(()) => ret(len as i64),
                     Err(_) => err(libc::EFAULT),
                 }
@@ -254,7 +254,7 @@ impl Supervisor {
             libc::AF_PACKET => "AF_PACKET",
             _ => "this family",
         };
-        self.unsupported(
+        self.sim.unsupported(
             c,
             &format!("{fam} sockets are not simulated; failing closed so nothing reaches the host network"),
             libc::EAFNOSUPPORT,

@@ -86,7 +86,7 @@ impl Supervisor {
                 Ok(n) => ret(n as i64),
                 Err(e) => err(e),
             },
-            _ => self.unsupported(
+            _ => self.sim.unsupported(
                 c,
                 "priority-inheritance futexes are not emulated",
                 libc::ENOSYS,

@@ -34,11 +34,11 @@ impl Supervisor {
         });
         match table::support(c.nr) {
             Support::Guarded { errno, why } if writes_disk || on_socket => {
-                self.unsupported(c, why, errno)
+                self.sim.unsupported(c, why, errno)
             }
             // pwritev2 is modelled on a disk file; a socket's placeholder
             // would take its data instead of the socket.
-            _ if on_socket => self.unsupported(
+            _ if on_socket => self.sim.unsupported(
                 c,
                 "on a simulated socket it would write to the socket's placeholder",
                 EOPNOTSUPP,
@@ -56,12 +56,14 @@ impl Supervisor {
                     "call number {} is newer than faultline's syscall table",
                     c.nr
                 );
-                self.unsupported(c, &why, libc::ENOSYS)
+                self.sim.unsupported(c, &why, libc::ENOSYS)
             }
             Support::Refused { errno, why } | Support::Guarded { errno, why } => {
-                self.unsupported(c, why, errno)
+                self.sim.unsupported(c, why, errno)
             }
-            _ => self.unsupported(c, "trapped but not handled", libc::ENOSYS),
+            _ => self
+                .sim
+                .unsupported(c, "trapped but not handled", libc::ENOSYS),
         }
     }
 }

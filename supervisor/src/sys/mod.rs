@@ -2,6 +2,8 @@
 //! parked. Handlers live in one module per family of calls.
 
 pub mod table;
+#[cfg(test)]
+mod testing;
 
 mod cputime;
 mod disk;
@@ -27,11 +29,13 @@ pub(crate) use poll::{epoll_event_offset, write_epoll_events};
 
 use crate::engine::{resume_label, Supervisor};
 use crate::host::fdprobe::FdKind;
-use crate::host::tracee::Regs;
+use crate::host::tracee::{Memory, Regs};
+use crate::sim::state::Sim;
 use crate::sim::world::{Resume, ThreadState, Vtid, Wait};
 
-/// A trapped call as the handlers see it.
-pub struct Call {
+/// A trapped call as the handlers see it. `M` is the caller's address
+/// space: the process itself, or a fake one in a handler's unit test.
+pub struct Call<M: Memory = crate::host::tracee::Process> {
     /// Virtual thread id of the caller.
     pub vtid: Vtid,
     /// Host thread id.
@@ -44,12 +48,14 @@ pub struct Call {
     pub a: [u64; 6],
     /// The registers at the stop (for calls whose arguments we change).
     pub regs: Regs,
+    /// The caller's memory.
+    mem: M,
 }
 
-impl Call {
+impl<M: Memory> Call<M> {
     /// The caller's address space: the only way handlers touch its memory.
-    pub fn mem(&self) -> crate::host::tracee::Process {
-        crate::host::tracee::Process(self.pid)
+    pub fn mem(&self) -> &M {
+        &self.mem
     }
 }
 
@@ -89,6 +95,7 @@ impl Supervisor {
             nr: regs.orig_rax as i64,
             a: [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9],
             regs,
+            mem: crate::host::tracee::Process(th.pid),
         };
         // Not the program's own calls, or not the same number of them on
         // every path: they pass without a trace event, and without giving
@@ -142,7 +149,7 @@ impl Supervisor {
             SYS_clock_gettime if crate::sim::vclock::is_cpu_clock(c.a[0] as i32) => {
                 self.sys_cpu_clock(c, targs)
             }
-            SYS_clock_gettime | SYS_gettimeofday | SYS_time => self.sys_clock_read(c, targs),
+            SYS_clock_gettime | SYS_gettimeofday | SYS_time => self.sim.sys_clock_read(c, targs),
             SYS_getrusage => self.sys_getrusage(c, targs),
             SYS_times => self.sys_times(c, targs),
             SYS_sysinfo => self.sys_sysinfo(c, targs),
@@ -154,12 +161,12 @@ impl Supervisor {
             SYS_stat | SYS_fstat | SYS_lstat | SYS_newfstatat | SYS_statx => {
                 self.sys_stat(c, targs)
             }
-            SYS_nanosleep | SYS_clock_nanosleep => self.sys_sleep(c, targs),
+            SYS_nanosleep | SYS_clock_nanosleep => self.sim.sys_sleep(c, targs),
             SYS_sched_yield => ret(0),
             SYS_futex => self.sys_futex(c, targs),
-            SYS_sched_getaffinity => self.sys_getaffinity(c),
-            SYS_getcpu => self.sys_getcpu(c),
-            SYS_getrandom => self.sys_getrandom(c, targs),
+            SYS_sched_getaffinity => self.sim.sys_getaffinity(c),
+            SYS_getcpu => self.sim.sys_getcpu(c),
+            SYS_getrandom => self.sim.sys_getrandom(c, targs),
             SYS_uname => Action::Now(Resume::PassThenExit(
                 None,
                 crate::sim::world::ExitHook::PatchUname(c.a[0]),
@@ -195,7 +202,7 @@ impl Supervisor {
             SYS_epoll_wait | SYS_epoll_pwait | SYS_epoll_pwait2 => self.sys_epoll_wait(c, targs),
             SYS_epoll_ctl => self.sys_epoll_ctl(c, targs),
             SYS_rseq | SYS_futex_waitv => err(ENOSYS),
-            SYS_alarm | SYS_setitimer => self.sys_real_timer(c, targs),
+            SYS_alarm | SYS_setitimer => self.sim.sys_real_timer(c, targs),
             SYS_timer_create | SYS_timer_settime | SYS_timer_gettime | SYS_timer_getoverrun
             | SYS_timer_delete => self.sys_posix_timer(c, targs),
             SYS_timerfd_create | SYS_timerfd_settime | SYS_timerfd_gettime => {
@@ -255,11 +262,13 @@ impl Supervisor {
                 | SYS_dup
         )
     }
+}
 
+impl Sim {
     /// Fails a call the sandbox does not model, with one report line per kind.
-    fn unsupported(&mut self, c: &Call, why: &str, errno: i32) -> Action {
-        let name = self.sim.proc_of(c.vtid).name.clone();
-        self.sim.report_once(
+    pub(crate) fn unsupported(&mut self, c: &Call<impl Memory>, why: &str, errno: i32) -> Action {
+        let name = self.proc_of(c.vtid).name.clone();
+        self.report_once(
             crate::engine::diagnostics::DiagKind::RefusedCall,
             format!(
                 "unsupported syscall {} in {:?}: {why}; returning {}",

@@ -30,7 +30,11 @@ impl Supervisor {
         };
         targs.push((flags & !0xff) as i64);
         if flags & CLONE_NEW_ANY != 0 {
-            return self.unsupported(c, "new namespaces would escape the simulation", libc::EPERM);
+            return self.sim.unsupported(
+                c,
+                "new namespaces would escape the simulation",
+                libc::EPERM,
+            );
         }
         self.sim
             .threads

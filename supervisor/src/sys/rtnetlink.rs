@@ -17,7 +17,7 @@ impl Supervisor {
     /// socket(AF_NETLINK, ..., NETLINK_ROUTE): a placeholder descriptor.
     pub(super) fn sys_socket_netlink(&mut self, c: &Call) -> Action {
         if c.a[2] != NETLINK_ROUTE {
-            return self.unsupported(
+            return self.sim.unsupported(
                 c,
                 "only NETLINK_ROUTE netlink sockets are simulated",
                 libc::EPROTONOSUPPORT,
@@ -99,7 +99,7 @@ impl Supervisor {
             }
             SYS_read | SYS_recvfrom | SYS_recvmsg => self.netlink_recv(c, fd),
             SYS_getsockopt => ret(0),
-            _ => self.unsupported(
+            _ => self.sim.unsupported(
                 c,
                 "this call is not simulated on netlink sockets",
                 EOPNOTSUPP,

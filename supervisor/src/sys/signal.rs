@@ -93,7 +93,7 @@ impl Supervisor {
             all.sort_unstable();
             all
         } else {
-            return self.unsupported(
+            return self.sim.unsupported(
                 c,
                 "signals may only go to processes inside the simulation",
                 libc::EPERM,

@@ -109,7 +109,7 @@ impl Supervisor {
             libc::SOCK_STREAM => Kind::Stream,
             libc::SOCK_DGRAM => Kind::Dgram,
             _ => {
-                return self.unsupported(
+                return self.sim.unsupported(
                     c,
                     "only TCP and UDP sockets are simulated",
                     libc::EPROTONOSUPPORT,
@@ -218,7 +218,7 @@ impl Supervisor {
         let (net, inet6) = (sock.net, sock.domain == Domain::Inet6);
         targs.push(c.a[0] as i64);
         match c.nr {
-            SYS_bind => match addrs::read(&c.mem(), c.a[1], c.a[2]) {
+            SYS_bind => match addrs::read(c.mem(), c.a[1], c.a[2]) {
                 Ok(sa) => self
                     .sim
                     .net
@@ -280,7 +280,7 @@ impl Supervisor {
                     self.sim.net.net.peer_addr(net)
                 };
                 match addr {
-                    Ok(sa) => addrs::write_out(&c.mem(), c.a[1], c.a[2], sa, inet6)
+                    Ok(sa) => addrs::write_out(c.mem(), c.a[1], c.a[2], sa, inet6)
                         .map_or_else(|e| err(e.errno()), |()| ret(0)),
                     Err(e) => net_err(e),
                 }
@@ -330,7 +330,7 @@ impl Supervisor {
                 None,
                 ExitHook::DupFd(crate::host::fdprobe::FdKind::Socket(vs)),
             )),
-            _ => self.unsupported(
+            _ => self.sim.unsupported(
                 c,
                 "this call is not simulated on network sockets",
                 EOPNOTSUPP,
@@ -354,7 +354,7 @@ impl Supervisor {
                 Ok(Some(e)) | Err(e) => net_err(e),
             };
         }
-        let sa = match addrs::read(&c.mem(), c.a[1], c.a[2]) {
+        let sa = match addrs::read(c.mem(), c.a[1], c.a[2]) {
             Ok(sa) => sa,
             Err(e) => return err(e.errno()),
         };
