@@ -49,7 +49,9 @@ impl Supervisor {
                 self.stat_exit(pid, buf, layout, disk)
             }
             Some(ExitHook::Statfs { buf, disk }) if ret == 0 => self.statfs_exit(pid, buf, disk),
-            Some(ExitHook::PatchUname(addr)) if ret == 0 => self.uname_answered(pid, addr),
+            Some(ExitHook::PatchUname(addr)) if ret == 0 => {
+                self.sim.uname_answered(&tracee::Process(pid), pid, addr)
+            }
             Some(ExitHook::ParkUnlessReaped(saved))
                 if self.wait_probed(vtid, tid, pid, ret, &saved) =>
             {

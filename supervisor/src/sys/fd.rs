@@ -31,11 +31,11 @@ impl Supervisor {
         let host = self.sim.procs[&c.pid].host;
         let stand_in = match self.sim.net.redirect(&path, host) {
             Some(file) => Some(file),
-            None => self.machine_stand_in(c, &path),
+            None => self.sim.machine_stand_in(c, &path),
         };
         let Some(stand_in) = stand_in else {
             if path.starts_with(b"/proc/") {
-                self.note_proc_open(c, &path);
+                self.sim.note_proc_open(c, &path);
                 return Action::Now(Resume::PassThenExit(None, ExitHook::Mark(FdKind::Proc)));
             }
             return pass();

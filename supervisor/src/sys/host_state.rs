@@ -5,9 +5,8 @@
 //! are.
 
 use super::{pass, Action, Call};
-use crate::engine::Supervisor;
-use crate::host::tracee;
 use crate::host::tracee::Memory;
+use crate::sim::state::Sim;
 
 /// `/proc/<pid>/...` files that read the same in every run: set up by the
 /// program itself or by faultline (with ASLR off, the maps are the same too).
@@ -49,9 +48,9 @@ pub struct HostStateRead {
     pub count: u64,
 }
 
-impl Supervisor {
+impl Sim {
     /// A call that returns host state: passed, counted and reported.
-    pub(super) fn sys_host_state(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_host_state(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
         targs.push(c.a[0] as i64);
         let kind = super::table::name(c.nr).to_string();
         self.note_host_state(c.pid, kind);
@@ -61,15 +60,14 @@ impl Supervisor {
     /// Counts one read of host state of `kind` by process `pid`, reporting
     /// the first of each kind on each node.
     pub(crate) fn note_host_state(&mut self, pid: i32, kind: String) {
-        let node = self.sim.node_of(pid);
+        let node = self.node_of(pid);
         let n = self
-            .sim
             .host_state
             .entry((kind.clone(), node.clone()))
             .or_insert(0);
         *n += 1;
         if *n == 1 {
-            self.sim.report_once(
+            self.report_once(
                 crate::engine::diagnostics::DiagKind::HostState,
                 format!("warning: {kind} on host {node} reads the host's state, which faultline does not simulate; this run is possibly non-deterministic"),
             );
@@ -78,7 +76,7 @@ impl Supervisor {
 
     /// At an open of a /proc path faultline does not simulate: reported
     /// unless the file reads the same in every run.
-    pub(super) fn note_proc_open(&mut self, c: &Call, path: &[u8]) {
+    pub(super) fn note_proc_open(&mut self, c: &Call<impl Memory>, path: &[u8]) {
         let Some(rest) = path.strip_prefix(b"/proc/") else {
             return;
         };
@@ -104,14 +102,13 @@ impl Supervisor {
 
     /// getitimer: ITIMER_REAL is faultline's own timer (alarm, setitimer),
     /// answered from it; the CPU-time timers are the host's.
-    pub(super) fn sys_getitimer(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_getitimer(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
         if c.a[0] != libc::ITIMER_REAL as u64 {
             return self.sys_host_state(c, targs);
         }
         targs.push(c.a[0] as i64);
-        let now = self.sim.clock.now();
+        let now = self.clock.now();
         let (left, interval) = self
-            .sim
             .signal_timers
             .iter()
             .find(|t| t.pid == c.pid && t.owner == crate::sim::world::TimerOwner::RealTimer)
@@ -124,12 +121,102 @@ impl Supervisor {
         };
         let [a, b] = tv(interval);
         let [d, e] = tv(left);
-        if tracee::Process(c.pid)
-            .write_val(c.a[1], &[a, b, d, e])
-            .is_err()
-        {
+        if c.mem().write_val(c.a[1], &[a, b, d, e]).is_err() {
             return super::err(libc::EFAULT);
         }
         super::ret(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{call, returned, world, zeroed, PID};
+    use super::super::Action;
+    use crate::host::tracee::Memory;
+    use crate::sim::vclock::NS;
+    use crate::sim::world::{Resume, SignalTimer, TimerOwner};
+
+    const BUF: u64 = 0x1000;
+
+    fn passed(action: Action) -> bool {
+        matches!(action, Action::Now(Resume::Pass))
+    }
+
+    /// The (call, node) → count log of unsimulated reads.
+    fn log(sim: &crate::sim::state::Sim) -> Vec<(String, String, u64)> {
+        let entries = sim.host_state.iter();
+        entries
+            .map(|((k, n), c)| (k.clone(), n.clone(), *c))
+            .collect()
+    }
+
+    #[test]
+    fn a_host_state_call_passes_is_counted_and_reported_once() {
+        let mut sim = world();
+        for _ in 0..2 {
+            let c = call(libc::SYS_adjtimex, [BUF, 0, 0, 0, 0, 0], zeroed(BUF, 8));
+            assert!(passed(sim.sys_host_state(&c, &mut vec![])));
+        }
+        assert_eq!(log(&sim), [("adjtimex".into(), "n1".into(), 2)]);
+        let diags = std::mem::take(&mut sim.diagnostics).into_list();
+        assert_eq!(diags.len(), 1);
+        assert!(
+            diags[0].message.contains("adjtimex on host n1"),
+            "{}",
+            diags[0].message
+        );
+    }
+
+    #[test]
+    fn only_proc_files_that_differ_between_runs_count() {
+        let mut sim = world();
+        let c = call(libc::SYS_openat, [0; 6], zeroed(BUF, 8));
+        for steady in [
+            "/proc/self/maps",
+            "/proc/42/cmdline",
+            "/proc/sys/kernel/x",
+            "/etc/hosts",
+        ] {
+            sim.note_proc_open(&c, steady.as_bytes());
+        }
+        assert!(sim.host_state.is_empty(), "{:?}", log(&sim));
+        sim.note_proc_open(&c, b"/proc/self/io");
+        sim.note_proc_open(&c, b"/proc/7/io");
+        sim.note_proc_open(&c, b"/proc/diskstats");
+        assert_eq!(
+            log(&sim),
+            [
+                ("open /proc/<pid>/io".into(), "n1".into(), 2),
+                ("open /proc/diskstats".into(), "n1".into(), 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn getitimer_reads_the_alarm_and_passes_the_cpu_timers() {
+        let mut sim = world();
+        sim.clock.advance_to(NS);
+        sim.signal_timers.push(SignalTimer {
+            pid: PID,
+            sig: libc::SIGALRM,
+            at: 3 * NS + 500_000,
+            interval: NS / 4,
+            owner: TimerOwner::RealTimer,
+        });
+        let c = call(
+            libc::SYS_getitimer,
+            [libc::ITIMER_REAL as u64, BUF, 0, 0, 0, 0],
+            zeroed(BUF, 32),
+        );
+        assert_eq!(returned(sim.sys_getitimer(&c, &mut vec![])), 0);
+        let itv: [i64; 4] = c.mem().read_val(BUF).unwrap();
+        assert_eq!(itv, [0, 250_000, 2, 500], "interval, then time left");
+        let c = call(
+            libc::SYS_getitimer,
+            [libc::ITIMER_PROF as u64, BUF, 0, 0, 0, 0],
+            zeroed(BUF, 32),
+        );
+        assert!(passed(sim.sys_getitimer(&c, &mut vec![])));
+        assert_eq!(log(&sim), [("getitimer".into(), "n1".into(), 1)]);
     }
 }

@@ -147,16 +147,16 @@ impl Supervisor {
         }
         match c.nr {
             SYS_clock_gettime if crate::sim::vclock::is_cpu_clock(c.a[0] as i32) => {
-                self.sys_cpu_clock(c, targs)
+                self.sim.sys_cpu_clock(c, targs)
             }
             SYS_clock_gettime | SYS_gettimeofday | SYS_time => self.sim.sys_clock_read(c, targs),
-            SYS_getrusage => self.sys_getrusage(c, targs),
-            SYS_times => self.sys_times(c, targs),
-            SYS_sysinfo => self.sys_sysinfo(c, targs),
+            SYS_getrusage => self.sim.sys_getrusage(c, targs),
+            SYS_times => self.sim.sys_times(c, targs),
+            SYS_sysinfo => self.sim.sys_sysinfo(c, targs),
             SYS_statfs | SYS_fstatfs => self.sys_statfs(c, targs),
-            SYS_getitimer => self.sys_getitimer(c, targs),
+            SYS_getitimer => self.sim.sys_getitimer(c, targs),
             SYS_adjtimex | SYS_clock_adjtime | SYS_mincore | SYS_syslog => {
-                self.sys_host_state(c, targs)
+                self.sim.sys_host_state(c, targs)
             }
             SYS_stat | SYS_fstat | SYS_lstat | SYS_newfstatat | SYS_statx => {
                 self.sys_stat(c, targs)
