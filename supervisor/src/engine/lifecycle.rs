@@ -257,7 +257,7 @@ impl Supervisor {
             }
             self.sim.net.drop_epoll(pid, fd);
         }
-        self.drop_unheld_timerfds();
+        self.sim.drop_unheld_timerfds();
         let desc = describe_status(status);
         self.sim.trace.record(
             self.sim.clock.now(),
@@ -474,7 +474,7 @@ impl Supervisor {
             }
             self.sim.net.drop_epoll(pid, fd);
         }
-        self.drop_unheld_timerfds();
+        self.sim.drop_unheld_timerfds();
     }
 
     pub(super) fn on_exit_event(&mut self, vtid: Vtid) -> StepEnd {

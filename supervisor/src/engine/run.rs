@@ -45,7 +45,7 @@ impl Supervisor {
             }
             self.sim.net.advance(self.sim.clock.now());
             self.fire_signal_timers();
-            self.fire_timerfds();
+            self.sim.fire_timerfds();
             self.check_signals();
             self.wake_due();
             self.wake_ready_fds();

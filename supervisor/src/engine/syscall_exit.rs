@@ -19,8 +19,8 @@ impl Supervisor {
             Some(ExitHook::RestoreArgs(saved)) => {
                 let _ = tracee::put_back_regs(tid, &saved, ret);
             }
-            Some(ExitHook::Mark(kind)) => self.fd_opened(pid, ret as i64, kind, false),
-            Some(ExitHook::DupFd(kind)) => self.fd_opened(pid, ret as i64, kind, true),
+            Some(ExitHook::Mark(kind)) => self.sim.fd_opened(pid, ret as i64, kind, false),
+            Some(ExitHook::DupFd(kind)) => self.sim.fd_opened(pid, ret as i64, kind, true),
             Some(ExitHook::NewSocket(opened)) => self.socket_opened(tid, pid, ret as i64, opened),
             Some(ExitHook::NewNetlink(restore)) => self.netlink_opened(tid, pid, ret, &restore),
             Some(ExitHook::NewTimerFd { clock, restore }) => {

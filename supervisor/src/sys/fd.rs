@@ -7,6 +7,7 @@ use crate::engine::Supervisor;
 use crate::host::fdprobe::{self, FdKind};
 use crate::host::tracee;
 use crate::host::tracee::Memory;
+use crate::sim::state::Sim;
 use crate::sim::trace::hash_bytes;
 use crate::sim::world::{ExitHook, Resume, Wait, WaitKind};
 
@@ -105,7 +106,7 @@ impl Supervisor {
             self.sim.net.drop_epoll(c.pid, fd);
         }
         if timer_closed {
-            self.drop_unheld_timerfds();
+            self.sim.drop_unheld_timerfds();
         }
         if matches!(c.nr, libc::SYS_dup2 | libc::SYS_dup3) && c.a[0] != c.a[1] {
             // The new descriptor is what the old one is.
@@ -123,17 +124,6 @@ impl Supervisor {
             }
         }
         pass()
-    }
-
-    /// What a descriptor is, from the cache or by asking the kernel.
-    pub(super) fn fd_kind(&mut self, pid: i32, fd: i32) -> Option<FdKind> {
-        let p = self.sim.procs.get_mut(&pid)?;
-        if let Some(k) = p.fds.get(&fd) {
-            return Some(*k);
-        }
-        let kind = fdprobe::classify(p.pidfd.as_ref()?, fd)?;
-        p.fds.insert(fd, kind);
-        Some(kind)
     }
 
     /// A read of a /proc file, passed in place without a trace event: the
@@ -161,7 +151,7 @@ impl Supervisor {
     /// disk wants, which the watchdog would see. Answered at once, with the
     /// kernel's errors for a bad or unsyncable descriptor.
     pub(super) fn sys_host_sync(&mut self, c: &Call) -> Action {
-        match self.fd_kind(c.pid, c.a[0] as i32) {
+        match self.sim.fd_kind(c.pid, c.a[0] as i32) {
             None => err(libc::EBADF),
             Some(FdKind::Pollable | FdKind::Socket(_) | FdKind::Netlink | FdKind::Timer(_))
                 if c.nr != libc::SYS_syncfs =>
@@ -184,7 +174,7 @@ impl Supervisor {
         if flags & libc::MSG_DONTWAIT as u64 != 0 {
             return pass();
         }
-        match self.fd_kind(c.pid, fd) {
+        match self.sim.fd_kind(c.pid, fd) {
             Some(FdKind::Random) if c.nr == libc::SYS_read => {
                 let len = (c.a[2] as usize).min(1 << 20);
                 targs.push(len as i64);
@@ -260,6 +250,19 @@ impl Supervisor {
             libc::EAFNOSUPPORT,
         )
     }
+}
+
+impl Sim {
+    /// What a descriptor is, from the cache or by asking the kernel.
+    pub(crate) fn fd_kind(&mut self, pid: i32, fd: i32) -> Option<FdKind> {
+        let p = self.procs.get_mut(&pid)?;
+        if let Some(k) = p.fds.get(&fd) {
+            return Some(*k);
+        }
+        let kind = fdprobe::classify(p.pidfd.as_ref()?, fd)?;
+        p.fds.insert(fd, kind);
+        Some(kind)
+    }
 
     /// An open of a file faultline treats specially (/dev/urandom, a /proc
     /// file) succeeded, or a tracked descriptor was duplicated: remember the
@@ -269,9 +272,9 @@ impl Supervisor {
             return;
         }
         if let (true, FdKind::Socket(vs)) = (duplicate, &kind) {
-            self.sim.net.add_ref(*vs);
+            self.net.add_ref(*vs);
         }
-        if let Some(p) = self.sim.procs.get_mut(&pid) {
+        if let Some(p) = self.procs.get_mut(&pid) {
             p.fds.insert(fd as i32, kind);
         }
     }

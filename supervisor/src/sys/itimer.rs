@@ -4,8 +4,8 @@
 //! sees it), and told back as one (gettime, and a settime's old value).
 
 use super::Call;
-use crate::engine::Supervisor;
 use crate::host::tracee::Memory;
+use crate::sim::state::Sim;
 use crate::sim::vclock::Timespec;
 
 /// An armed timer: its next expiry and its period (0: one-shot), in
@@ -59,14 +59,14 @@ impl Schedule {
     }
 }
 
-impl Supervisor {
+impl Sim {
     /// Reads the new `struct itimerspec` at `addr` of a settime call by
     /// `c`'s process for a timer on `clock`; `abstime` (TIMER_ABSTIME,
     /// TFD_TIMER_ABSTIME) makes it_value a time on that clock. Errors are
     /// the errno the kernel gives (EFAULT, EINVAL).
     pub(crate) fn new_timer_value(
         &self,
-        c: &Call,
+        c: &Call<impl Memory>,
         clock: i32,
         abstime: bool,
         addr: u64,
@@ -85,12 +85,12 @@ impl Supervisor {
                 schedule: None,
             });
         }
-        let now = self.sim.clock.now();
-        let host = self.sim.clock_host(c.pid);
+        let now = self.clock.now();
+        let host = self.clock_host(c.pid);
         let at = if abstime {
-            self.sim.clock.deadline_on(host, clock, value as i128)
+            self.clock.deadline_on(host, clock, value as i128)
         } else {
-            now.saturating_add(self.sim.clock.span_on(host, value as i128))
+            now.saturating_add(self.clock.span_on(host, value as i128))
         }
         .max(now + 1);
         Ok(NewValue {

@@ -204,9 +204,9 @@ impl Supervisor {
             SYS_rseq | SYS_futex_waitv => err(ENOSYS),
             SYS_alarm | SYS_setitimer => self.sim.sys_real_timer(c, targs),
             SYS_timer_create | SYS_timer_settime | SYS_timer_gettime | SYS_timer_getoverrun
-            | SYS_timer_delete => self.sys_posix_timer(c, targs),
+            | SYS_timer_delete => self.sim.sys_posix_timer(c, targs),
             SYS_timerfd_create | SYS_timerfd_settime | SYS_timerfd_gettime => {
-                self.sys_timerfd(c, targs)
+                self.sim.sys_timerfd(c, targs)
             }
             SYS_sendfile | SYS_copy_file_range | SYS_splice | SYS_tee | SYS_vmsplice
             | SYS_preadv2 | SYS_pwritev2 => self.sys_guarded(c),

@@ -17,6 +17,7 @@ use super::{err, pass, ret, Action, Call};
 use crate::engine::Supervisor;
 use crate::host::fdprobe::{self, FdKind};
 use crate::host::tracee::{self, Memory, Regs};
+use crate::sim::state::Sim;
 use crate::sim::world::{ExitHook, Resume};
 
 const TFD_TIMER_ABSTIME: i32 = 1;
@@ -81,9 +82,9 @@ fn drain(counter: &OwnedFd) {
     }
 }
 
-impl Supervisor {
+impl Sim {
     /// timerfd_create, timerfd_settime, timerfd_gettime.
-    pub(super) fn sys_timerfd(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_timerfd(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
         match c.nr {
             libc::SYS_timerfd_create => self.timerfd_create(c, targs),
             libc::SYS_timerfd_settime => self.timerfd_settime(c, targs),
@@ -93,10 +94,7 @@ impl Supervisor {
                     Ok(id) => id,
                     Err(e) => return err(e),
                 };
-                let cur = Schedule::itimerspec(
-                    self.sim.timer_fds.timers[&id].armed,
-                    self.sim.clock.now(),
-                );
+                let cur = Schedule::itimerspec(self.timer_fds.timers[&id].armed, self.clock.now());
                 match c.mem().write_val(c.a[1], &cur) {
                     Ok(()) => ret(0),
                     Err(_) => err(libc::EFAULT),
@@ -105,6 +103,105 @@ impl Supervisor {
         }
     }
 
+    fn timerfd_create(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
+        let (clock, flags) = (c.a[0] as i32, c.a[1] as i32);
+        targs.extend([clock as i64, flags as i64]);
+        let Some(clock) = timer_clock(clock) else {
+            return err(libc::EINVAL);
+        };
+        if flags & !(libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) != 0 {
+            return err(libc::EINVAL);
+        }
+        let mut regs = c.regs;
+        regs.orig_rax = libc::SYS_eventfd2 as u64;
+        regs.rdi = 0;
+        regs.rsi = flags as u64;
+        Action::Now(Resume::PassThenExit(
+            Some(Box::new(regs)),
+            ExitHook::NewTimerFd {
+                clock,
+                restore: Box::new(c.regs),
+            },
+        ))
+    }
+
+    fn timerfd_settime(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
+        let (fd, flags) = (c.a[0] as i32, c.a[1] as i32);
+        targs.push(fd as i64);
+        let id = match self.timerfd_id(c.pid, fd) {
+            Ok(id) => id,
+            Err(e) => return err(e),
+        };
+        if flags & !(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET) != 0 {
+            return err(libc::EINVAL);
+        }
+        let clock = self.timer_fds.timers[&id].clock;
+        let new = match self.new_timer_value(c, clock, flags & TFD_TIMER_ABSTIME != 0, c.a[2]) {
+            Ok(new) => new,
+            Err(e) => return err(e),
+        };
+        let now = self.clock.now();
+        let timer = self.timer_fds.timers.get_mut(&id).expect("timer");
+        if c.a[3] != 0 {
+            let old = Schedule::itimerspec(timer.armed, now);
+            if c.mem().write_val(c.a[3], &old).is_err() {
+                return err(libc::EFAULT);
+            }
+        }
+        // Setting a timerfd forgets the expirations not read yet.
+        drain(&timer.counter);
+        timer.armed = new.schedule;
+        targs.extend([new.value as i64, new.interval as i64]);
+        ret(0)
+    }
+
+    /// The timer behind descriptor `fd` of `pid`: EBADF if there is no such
+    /// descriptor, EINVAL if it is no timerfd (the kernel's errors).
+    fn timerfd_id(&mut self, pid: i32, fd: i32) -> Result<u32, i32> {
+        match self.fd_kind(pid, fd) {
+            Some(FdKind::Timer(id)) if self.timer_fds.timers.contains_key(&id) => Ok(id),
+            Some(_) => Err(libc::EINVAL),
+            None => Err(libc::EBADF),
+        }
+    }
+
+    /// Adds the expirations of every timerfd whose deadline has come to its
+    /// counter, in id order, at this scheduling point; the readiness scans
+    /// that follow wake its readers.
+    pub(crate) fn fire_timerfds(&mut self) {
+        let now = self.clock.now();
+        for (&id, timer) in &mut self.timer_fds.timers {
+            let Some(schedule) = timer.armed.filter(|s| s.at <= now) else {
+                continue;
+            };
+            let (count, next) = schedule.expire(now);
+            timer.armed = next;
+            // SAFETY: an 8-byte value written to an eventfd we hold.
+            unsafe {
+                libc::write(timer.counter.as_raw_fd(), (&count as *const u64).cast(), 8);
+            }
+            self.trace
+                .record(now, 0, "timerfd", &[id as i64, count as i64], "expired");
+        }
+    }
+
+    /// Forgets the timers no process holds a descriptor of any more (after
+    /// a close, an exec or a process's end).
+    pub(crate) fn drop_unheld_timerfds(&mut self) {
+        let held: BTreeSet<u32> = self
+            .procs
+            .values()
+            .flat_map(|p| p.fds.values())
+            .filter_map(|k| match k {
+                FdKind::Timer(id) => Some(*id),
+                _ => None,
+            })
+            .collect();
+        self.timer_fds.timers.retain(|id, _| held.contains(id));
+    }
+}
+
+impl Supervisor {
     /// A call other than close on a timerfd's descriptor: reads wait for
     /// an expiry, writes fail as on a timerfd, dup keeps it a timerfd, and
     /// everything else is the eventfd's (fcntl, ioctl).
@@ -126,28 +223,6 @@ impl Supervisor {
             }
             _ => pass(),
         }
-    }
-
-    fn timerfd_create(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
-        let (clock, flags) = (c.a[0] as i32, c.a[1] as i32);
-        targs.extend([clock as i64, flags as i64]);
-        let Some(clock) = timer_clock(clock) else {
-            return err(libc::EINVAL);
-        };
-        if flags & !(libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) != 0 {
-            return err(libc::EINVAL);
-        }
-        let mut regs = c.regs;
-        regs.orig_rax = libc::SYS_eventfd2 as u64;
-        regs.rdi = 0;
-        regs.rsi = flags as u64;
-        Action::Now(Resume::PassThenExit(
-            Some(Box::new(regs)),
-            ExitHook::NewTimerFd {
-                clock,
-                restore: Box::new(c.regs),
-            },
-        ))
     }
 
     /// timerfd_create's eventfd2 returned `fd`: make it a timer (on a
@@ -177,85 +252,169 @@ impl Supervisor {
                     armed: None,
                 },
             );
-            self.fd_opened(pid, fd, FdKind::Timer(id), false);
+            self.sim.fd_opened(pid, fd, FdKind::Timer(id), false);
         }
         let _ = tracee::put_back_regs(tid, restore, fd as u64);
     }
+}
 
-    fn timerfd_settime(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
-        let (fd, flags) = (c.a[0] as i32, c.a[1] as i32);
-        targs.push(fd as i64);
-        let id = match self.timerfd_id(c.pid, fd) {
-            Ok(id) => id,
-            Err(e) => return err(e),
+#[cfg(test)]
+mod tests {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+    use super::super::testing::{call, returned, world, zeroed, PID};
+    use super::super::Action;
+    use super::FdTimer;
+    use crate::host::fdprobe::FdKind;
+    use crate::host::tracee::Memory;
+    use crate::sim::state::Sim;
+    use crate::sim::vclock::{Timespec, NS};
+    use crate::sim::world::{ExitHook, Resume};
+
+    const FD: i32 = 5;
+    const SPEC: u64 = 0x1000;
+    const OLD: u64 = 0x1100;
+
+    /// A world whose process holds timerfd 0 as descriptor `FD`, counting
+    /// on a real (non-blocking) eventfd.
+    fn with_timer() -> Sim {
+        let mut sim = world();
+        // SAFETY: eventfd returns a new descriptor we own (checked below).
+        let raw = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK) };
+        assert!(raw >= 0);
+        // SAFETY: as above.
+        let counter = unsafe { OwnedFd::from_raw_fd(raw) };
+        let clock = libc::CLOCK_MONOTONIC;
+        sim.timer_fds.timers.insert(
+            0,
+            FdTimer {
+                clock,
+                counter,
+                armed: None,
+            },
+        );
+        sim.timer_fds.next = 1;
+        sim.fd_opened(PID, FD as i64, FdKind::Timer(0), false);
+        sim
+    }
+
+    /// timerfd_settime(FD, flags, {interval, value}, OLD).
+    fn settime(sim: &mut Sim, flags: i32, interval: u64, value: u64) -> i64 {
+        let mem = zeroed(SPEC, 0x200);
+        let spec = [interval, value].map(|ns| Timespec::from_ns(ns as i128));
+        mem.write_val(SPEC, &spec).unwrap();
+        let c = call(
+            libc::SYS_timerfd_settime,
+            [FD as u64, flags as u64, SPEC, OLD, 0, 0],
+            mem,
+        );
+        returned(sim.sys_timerfd(&c, &mut vec![]))
+    }
+
+    /// What the eventfd's counter holds (read, so reset).
+    fn expirations(sim: &Sim) -> u64 {
+        let mut n = 0u64;
+        let fd = sim.timer_fds.timers[&0].counter.as_raw_fd();
+        // SAFETY: an 8-byte read from an eventfd we hold.
+        unsafe { libc::read(fd, (&mut n as *mut u64).cast(), 8) };
+        n
+    }
+
+    #[test]
+    fn timerfd_create_becomes_an_eventfd_with_the_same_flags() {
+        let mut sim = world();
+        let flags = libc::TFD_NONBLOCK as u64;
+        let c = call(
+            libc::SYS_timerfd_create,
+            [libc::CLOCK_BOOTTIME_ALARM as u64, flags, 0, 0, 0, 0],
+            zeroed(SPEC, 8),
+        );
+        let Action::Now(Resume::PassThenExit(Some(regs), ExitHook::NewTimerFd { clock, .. })) =
+            sim.sys_timerfd(&c, &mut vec![])
+        else {
+            panic!("not rewritten to eventfd2");
         };
-        if flags & !(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET) != 0 {
-            return err(libc::EINVAL);
-        }
-        let clock = self.sim.timer_fds.timers[&id].clock;
-        let new = match self.new_timer_value(c, clock, flags & TFD_TIMER_ABSTIME != 0, c.a[2]) {
-            Ok(new) => new,
-            Err(e) => return err(e),
-        };
-        let now = self.sim.clock.now();
-        let timer = self.sim.timer_fds.timers.get_mut(&id).expect("timer");
-        if c.a[3] != 0 {
-            let old = Schedule::itimerspec(timer.armed, now);
-            if c.mem().write_val(c.a[3], &old).is_err() {
-                return err(libc::EFAULT);
-            }
-        }
-        // Setting a timerfd forgets the expirations not read yet.
-        drain(&timer.counter);
-        timer.armed = new.schedule;
-        targs.extend([new.value as i64, new.interval as i64]);
-        ret(0)
-    }
-
-    /// The timer behind descriptor `fd` of `pid`: EBADF if there is no such
-    /// descriptor, EINVAL if it is no timerfd (the kernel's errors).
-    fn timerfd_id(&mut self, pid: i32, fd: i32) -> Result<u32, i32> {
-        match self.fd_kind(pid, fd) {
-            Some(FdKind::Timer(id)) if self.sim.timer_fds.timers.contains_key(&id) => Ok(id),
-            Some(_) => Err(libc::EINVAL),
-            None => Err(libc::EBADF),
+        assert_eq!(
+            (regs.orig_rax, regs.rdi, regs.rsi),
+            (libc::SYS_eventfd2 as u64, 0, flags)
+        );
+        assert_eq!(
+            clock,
+            libc::CLOCK_BOOTTIME,
+            "an alarm clock counts as its plain clock"
+        );
+        for (clock, flags) in [
+            (libc::CLOCK_PROCESS_CPUTIME_ID, 0),
+            (libc::CLOCK_MONOTONIC, 1),
+        ] {
+            let c = call(
+                libc::SYS_timerfd_create,
+                [clock as u64, flags, 0, 0, 0, 0],
+                zeroed(SPEC, 8),
+            );
+            assert_eq!(
+                returned(sim.sys_timerfd(&c, &mut vec![])),
+                -(libc::EINVAL as i64)
+            );
         }
     }
 
-    /// Adds the expirations of every timerfd whose deadline has come to its
-    /// counter, in id order, at this scheduling point; the readiness scans
-    /// that follow wake its readers.
-    pub(crate) fn fire_timerfds(&mut self) {
-        let now = self.sim.clock.now();
-        for (&id, timer) in &mut self.sim.timer_fds.timers {
-            let Some(schedule) = timer.armed.filter(|s| s.at <= now) else {
-                continue;
-            };
-            let (count, next) = schedule.expire(now);
-            timer.armed = next;
-            // SAFETY: an 8-byte value written to an eventfd we hold.
-            unsafe {
-                libc::write(timer.counter.as_raw_fd(), (&count as *const u64).cast(), 8);
-            }
-            self.sim
-                .trace
-                .record(now, 0, "timerfd", &[id as i64, count as i64], "expired");
-        }
+    #[test]
+    fn an_armed_timerfd_counts_every_expiry_at_its_deadline() {
+        let mut sim = with_timer();
+        sim.clock.advance_to(NS);
+        assert_eq!(settime(&mut sim, 0, NS / 2, 2 * NS), 0);
+        assert_eq!(sim.timer_fds.next_deadline(), Some(3 * NS));
+        sim.clock.advance_to(4 * NS + 1);
+        sim.fire_timerfds();
+        assert_eq!(expirations(&sim), 3, "at 3, 3.5 and 4 s");
+        assert_eq!(sim.timer_fds.next_deadline(), Some(4 * NS + NS / 2));
+        assert_eq!(sim.trace.count(), 1, "one trace event per firing");
+        let c = call(
+            libc::SYS_timerfd_gettime,
+            [FD as u64, OLD, 0, 0, 0, 0],
+            zeroed(OLD, 32),
+        );
+        assert_eq!(returned(sim.sys_timerfd(&c, &mut vec![])), 0);
+        let [interval, left] = c.mem().read_val::<[Timespec; 2]>(OLD).unwrap();
+        assert_eq!(
+            (interval.to_ns(), left.to_ns()),
+            (Some(NS / 2), Some(NS / 2 - 1))
+        );
     }
 
-    /// Forgets the timers no process holds a descriptor of any more (after
-    /// a close, an exec or a process's end).
-    pub(crate) fn drop_unheld_timerfds(&mut self) {
-        let held: BTreeSet<u32> = self
-            .sim
-            .procs
-            .values()
-            .flat_map(|p| p.fds.values())
-            .filter_map(|k| match k {
-                FdKind::Timer(id) => Some(*id),
-                _ => None,
-            })
-            .collect();
-        self.sim.timer_fds.timers.retain(|id, _| held.contains(id));
+    #[test]
+    fn setting_a_timerfd_forgets_unread_expiries() {
+        let mut sim = with_timer();
+        settime(&mut sim, 0, 0, NS);
+        sim.clock.advance_to(NS);
+        sim.fire_timerfds();
+        assert_eq!(sim.timer_fds.next_deadline(), None, "one-shot, spent");
+        settime(&mut sim, 0, 0, 0);
+        assert_eq!(expirations(&sim), 0);
+    }
+
+    #[test]
+    fn settime_checks_the_descriptor_and_its_flags() {
+        let mut sim = with_timer();
+        assert_eq!(
+            settime(&mut sim, 4, 0, NS),
+            -(libc::EINVAL as i64),
+            "unknown flag"
+        );
+        sim.fd_opened(PID, FD as i64, FdKind::Random, false);
+        assert_eq!(
+            settime(&mut sim, 0, 0, NS),
+            -(libc::EINVAL as i64),
+            "not a timerfd"
+        );
+        sim.procs.get_mut(&PID).unwrap().fds.clear();
+        assert_eq!(
+            settime(&mut sim, 0, 0, NS),
+            -(libc::EBADF as i64),
+            "no descriptor"
+        );
+        sim.drop_unheld_timerfds();
+        assert!(sim.timer_fds.timers.is_empty(), "no process holds it");
     }
 }

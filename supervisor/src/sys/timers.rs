@@ -10,9 +10,8 @@ use std::collections::BTreeMap;
 
 use super::itimer::Schedule;
 use super::{err, ret, Action, Call};
-use crate::engine::Supervisor;
-use crate::host::tracee;
 use crate::host::tracee::Memory;
+use crate::sim::state::Sim;
 use crate::sim::vclock::Timespec;
 use crate::sim::world::{SignalTimer, TimerOwner};
 
@@ -74,16 +73,20 @@ pub(crate) fn queue_timer_signal(pid: i32, tid: i32, sig: i32, id: i32, value: u
     }
 }
 
-impl Supervisor {
+impl Sim {
     /// The POSIX timer calls.
-    pub(super) fn sys_posix_timer(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_posix_timer(
+        &mut self,
+        c: &Call<impl Memory>,
+        targs: &mut Vec<i64>,
+    ) -> Action {
         match c.nr {
             libc::SYS_timer_create => self.timer_create(c, targs),
             libc::SYS_timer_settime => self.timer_settime(c, targs),
             libc::SYS_timer_gettime => self.timer_gettime(c, targs),
             libc::SYS_timer_getoverrun => {
                 targs.push(c.a[0] as i64);
-                match self.sim.posix_timers.contains_key(&(c.pid, c.a[0] as i32)) {
+                match self.posix_timers.contains_key(&(c.pid, c.a[0] as i32)) {
                     true => ret(0),
                     false => err(libc::EINVAL),
                 }
@@ -91,7 +94,7 @@ impl Supervisor {
             _ => {
                 let id = c.a[0] as i32;
                 targs.push(id as i64);
-                if self.sim.posix_timers.remove(&(c.pid, id)).is_none() {
+                if self.posix_timers.remove(&(c.pid, id)).is_none() {
                     return err(libc::EINVAL);
                 }
                 self.disarm(c.pid, id);
@@ -100,15 +103,15 @@ impl Supervisor {
         }
     }
 
-    fn timer_create(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    fn timer_create(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
         let clock = c.a[0] as i32;
         let id = (0..)
-            .find(|i| !self.sim.posix_timers.contains_key(&(c.pid, *i)))
+            .find(|i| !self.posix_timers.contains_key(&(c.pid, *i)))
             .expect("a free id");
         let (value, sig, notify, ns_tid) = if c.a[1] == 0 {
             (id as u64, libc::SIGALRM, SIGEV_SIGNAL, 0)
         } else {
-            match tracee::Process(c.pid).read_val::<SigEvent>(c.a[1]) {
+            match c.mem().read_val::<SigEvent>(c.a[1]) {
                 Ok(ev) => (ev.value, ev.signo, ev.notify, ev.tid),
                 Err(_) => return err(libc::EFAULT),
             }
@@ -117,7 +120,6 @@ impl Supervisor {
         let tid = match notify {
             SIGEV_SIGNAL | SIGEV_NONE => 0,
             SIGEV_THREAD_ID => match self
-                .sim
                 .threads
                 .values()
                 .find(|t| t.pid == c.pid && t.ns_tid == ns_tid)
@@ -130,10 +132,10 @@ impl Supervisor {
         if notify != SIGEV_NONE && !(1..=64).contains(&sig) {
             return err(libc::EINVAL);
         }
-        if tracee::Process(c.pid).write_val(c.a[2], &id).is_err() {
+        if c.mem().write_val(c.a[2], &id).is_err() {
             return err(libc::EFAULT);
         }
-        self.sim.posix_timers.insert(
+        self.posix_timers.insert(
             (c.pid, id),
             PosixTimer {
                 clock,
@@ -146,9 +148,9 @@ impl Supervisor {
         ret(0)
     }
 
-    fn timer_settime(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    fn timer_settime(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
         let id = c.a[0] as i32;
-        let Some(timer) = self.sim.posix_timers.get(&(c.pid, id)).copied() else {
+        let Some(timer) = self.posix_timers.get(&(c.pid, id)).copied() else {
             return err(libc::EINVAL);
         };
         let abstime = c.a[1] as i32 & libc::TIMER_ABSTIME != 0;
@@ -158,7 +160,7 @@ impl Supervisor {
         };
         if c.a[3] != 0 {
             let old = self.remaining(c.pid, id);
-            if tracee::Process(c.pid).write_val(c.a[3], &old).is_err() {
+            if c.mem().write_val(c.a[3], &old).is_err() {
                 return err(libc::EFAULT);
             }
         }
@@ -168,12 +170,12 @@ impl Supervisor {
             return ret(0);
         };
         if timer.sig == 0 {
-            if let Some(t) = self.sim.posix_timers.get_mut(&(c.pid, id)) {
+            if let Some(t) = self.posix_timers.get_mut(&(c.pid, id)) {
                 t.silent = new.schedule;
             }
             return ret(0);
         }
-        self.sim.signal_timers.push(SignalTimer {
+        self.signal_timers.push(SignalTimer {
             pid: c.pid,
             sig: timer.sig,
             at,
@@ -187,14 +189,14 @@ impl Supervisor {
         ret(0)
     }
 
-    fn timer_gettime(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    fn timer_gettime(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
         let id = c.a[0] as i32;
         targs.push(id as i64);
-        if !self.sim.posix_timers.contains_key(&(c.pid, id)) {
+        if !self.posix_timers.contains_key(&(c.pid, id)) {
             return err(libc::EINVAL);
         }
         let cur = self.remaining(c.pid, id);
-        if tracee::Process(c.pid).write_val(c.a[1], &cur).is_err() {
+        if c.mem().write_val(c.a[1], &cur).is_err() {
             return err(libc::EFAULT);
         }
         ret(0)
@@ -203,7 +205,6 @@ impl Supervisor {
     /// A timer's (interval, time left) as an itimerspec.
     fn remaining(&self, pid: i32, id: i32) -> [Timespec; 2] {
         let armed = self
-            .sim
             .signal_timers
             .iter()
             .find(|t| t.pid == pid && matches!(t.owner, TimerOwner::Posix { id: i, .. } if i == id))
@@ -211,17 +212,172 @@ impl Supervisor {
                 at: t.at,
                 interval: t.interval,
             })
-            .or_else(|| self.sim.posix_timers.get(&(pid, id)).and_then(|t| t.silent));
-        Schedule::itimerspec(armed, self.sim.clock.now())
+            .or_else(|| self.posix_timers.get(&(pid, id)).and_then(|t| t.silent));
+        Schedule::itimerspec(armed, self.clock.now())
     }
 
     /// Stops timer `id` of `pid` (its pending deadline, if any).
     fn disarm(&mut self, pid: i32, id: i32) {
-        self.sim.signal_timers.retain(|t| {
+        self.signal_timers.retain(|t| {
             !(t.pid == pid && matches!(t.owner, TimerOwner::Posix { id: i, .. } if i == id))
         });
-        if let Some(t) = self.sim.posix_timers.get_mut(&(pid, id)) {
+        if let Some(t) = self.posix_timers.get_mut(&(pid, id)) {
             t.silent = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{call, returned, world, zeroed, PID};
+    use crate::host::tracee::{FakeMemory, Memory};
+    use crate::sim::state::Sim;
+    use crate::sim::vclock::{Timespec, NS};
+    use crate::sim::world::{SignalTimer, Thread, TimerOwner};
+
+    const ID: u64 = 0x1000;
+    const EVENT: u64 = 0x1100;
+    const SPEC: u64 = 0x1200;
+    const OLD: u64 = 0x1300;
+
+    /// Memory for the timer calls: the id, a sigevent, a new and an old
+    /// itimerspec.
+    fn memory() -> FakeMemory {
+        zeroed(ID, 0x400)
+    }
+
+    fn create(sim: &mut Sim, event: Option<(i32, i32, i32)>) -> Result<i32, i64> {
+        let mem = memory();
+        let ev = event.map_or(0, |(signo, notify, tid)| {
+            mem.write_val(
+                EVENT,
+                &[7u64, signo as u64 | (notify as u64) << 32, tid as u64],
+            )
+            .unwrap();
+            EVENT
+        });
+        let a = [libc::CLOCK_MONOTONIC as u64, ev, ID, 0, 0, 0];
+        let c = call(libc::SYS_timer_create, a, mem);
+        match returned(sim.sys_posix_timer(&c, &mut vec![])) {
+            0 => Ok(c.mem().read_val(ID).unwrap()),
+            e => Err(e),
+        }
+    }
+
+    /// timer_settime(id, flags, {interval, value}, OLD): the old value.
+    fn settime(sim: &mut Sim, id: i32, flags: i32, interval: u64, value: u64) -> [Timespec; 2] {
+        let mem = memory();
+        let spec = [interval, value].map(|ns| Timespec::from_ns(ns as i128));
+        mem.write_val(SPEC, &spec).unwrap();
+        let c = call(
+            libc::SYS_timer_settime,
+            [id as u64, flags as u64, SPEC, OLD, 0, 0],
+            mem,
+        );
+        assert_eq!(returned(sim.sys_posix_timer(&c, &mut vec![])), 0);
+        c.mem().read_val(OLD).unwrap()
+    }
+
+    fn ns(spec: [Timespec; 2]) -> [u64; 2] {
+        spec.map(|t| t.to_ns().unwrap())
+    }
+
+    #[test]
+    fn a_timer_arms_a_signal_timer_with_its_siginfo_and_reports_time_left() {
+        let mut sim = world();
+        assert_eq!(create(&mut sim, None), Ok(0));
+        assert_eq!(create(&mut sim, Some((libc::SIGUSR1, 0, 0))), Ok(1));
+        sim.clock.advance_to(NS);
+        let old = settime(&mut sim, 1, 0, NS / 10, 2 * NS);
+        assert_eq!(ns(old), [0, 0], "was disarmed");
+        let [t] = sim.signal_timers.as_slice() else {
+            panic!("{:?}", sim.signal_timers);
+        };
+        let SignalTimer {
+            pid,
+            sig,
+            at,
+            interval,
+            owner,
+        } = t.clone();
+        assert_eq!(
+            (pid, sig, at, interval),
+            (PID, libc::SIGUSR1, 3 * NS, NS / 10)
+        );
+        assert_eq!(
+            owner,
+            TimerOwner::Posix {
+                id: 1,
+                tid: 0,
+                value: 7
+            }
+        );
+        sim.clock.advance_to(2 * NS);
+        // Re-setting gives the old value back and replaces the schedule.
+        assert_eq!(ns(settime(&mut sim, 1, 0, 0, 0)), [NS / 10, NS]);
+        assert!(sim.signal_timers.is_empty(), "a zero value disarms");
+    }
+
+    #[test]
+    fn a_sigev_none_timer_counts_down_without_a_signal() {
+        let mut sim = world();
+        let id = create(&mut sim, Some((0, 1, 0))).unwrap();
+        settime(&mut sim, id, 0, 0, 5 * NS);
+        assert!(sim.signal_timers.is_empty());
+        sim.clock.advance_to(NS);
+        let c = call(
+            libc::SYS_timer_gettime,
+            [id as u64, OLD, 0, 0, 0, 0],
+            memory(),
+        );
+        assert_eq!(returned(sim.sys_posix_timer(&c, &mut vec![])), 0);
+        assert_eq!(ns(c.mem().read_val(OLD).unwrap()), [0, 4 * NS]);
+    }
+
+    #[test]
+    fn an_absolute_time_in_the_past_fires_at_the_next_instant() {
+        let mut sim = world();
+        let id = create(&mut sim, None).unwrap();
+        sim.clock.advance_to(10 * NS);
+        settime(&mut sim, id, libc::TIMER_ABSTIME, 0, NS);
+        assert_eq!(sim.signal_timers[0].at, 10 * NS + 1);
+    }
+
+    #[test]
+    fn a_thread_timer_goes_to_a_thread_of_the_process() {
+        let mut sim = world();
+        sim.threads.insert(2, Thread::new(2, PID, PID + 1, 2));
+        let einval = Err(-(libc::EINVAL as i64));
+        assert_eq!(create(&mut sim, Some((libc::SIGUSR2, 4, 99))), einval);
+        assert_eq!(create(&mut sim, Some((0, 4, 2))), einval, "needs a signal");
+        let id = create(&mut sim, Some((libc::SIGUSR2, 4, 2))).unwrap();
+        settime(&mut sim, id, 0, 0, NS);
+        assert!(
+            matches!(sim.signal_timers[0].owner, TimerOwner::Posix { tid, .. } if tid == PID + 1)
+        );
+    }
+
+    #[test]
+    fn a_deleted_timer_is_disarmed_and_its_id_unknown() {
+        let mut sim = world();
+        let id = create(&mut sim, None).unwrap() as u64;
+        settime(&mut sim, id as i32, 0, 0, NS);
+        for (nr, expect) in [
+            (libc::SYS_timer_getoverrun, 0),
+            (libc::SYS_timer_delete, 0),
+            (libc::SYS_timer_delete, -libc::EINVAL),
+            (libc::SYS_timer_getoverrun, -libc::EINVAL),
+            (libc::SYS_timer_gettime, -libc::EINVAL),
+        ] {
+            let c = call(nr, [id, OLD, 0, 0, 0, 0], memory());
+            assert_eq!(
+                returned(sim.sys_posix_timer(&c, &mut vec![])),
+                expect as i64
+            );
+        }
+        assert!(sim.signal_timers.is_empty());
+        let c = call(libc::SYS_timer_create, [0, 0, 0x9000, 0, 0, 0], memory());
+        let efault = -(libc::EFAULT as i64);
+        assert_eq!(returned(sim.sys_posix_timer(&c, &mut vec![])), efault);
     }
 }
