@@ -220,7 +220,7 @@ impl Supervisor {
             // CLONE_CHILD_CLEARTID does, but on the emulated futex.
             if th.clear_tid != 0 {
                 if let Some(mm) = self.sim.procs.get(&th.pid).map(|p| p.mm) {
-                    self.futex_wake((mm, th.clear_tid), 1, u32::MAX);
+                    self.sim.futex_wake((mm, th.clear_tid), 1, u32::MAX);
                 }
             }
             return;

@@ -46,9 +46,11 @@ impl Supervisor {
                 restore,
             }) => self.epoll_events_appended(tid, pid, ret as i64, buf, &events, &restore),
             Some(ExitHook::Stat { buf, layout, disk }) if ret == 0 => {
-                self.stat_exit(pid, buf, layout, disk)
+                self.sim.stat_exit(&tracee::Process(pid), buf, layout, disk)
             }
-            Some(ExitHook::Statfs { buf, disk }) if ret == 0 => self.statfs_exit(pid, buf, disk),
+            Some(ExitHook::Statfs { buf, disk }) if ret == 0 => {
+                self.sim.statfs_exit(&tracee::Process(pid), buf, disk)
+            }
             Some(ExitHook::PatchUname(addr)) if ret == 0 => {
                 self.sim.uname_answered(&tracee::Process(pid), pid, addr)
             }

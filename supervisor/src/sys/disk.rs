@@ -10,6 +10,7 @@ use crate::engine::Supervisor;
 use crate::host::fdprobe::FdKind;
 use crate::host::tracee::Memory;
 use crate::sim::diskstate::normalize;
+use crate::sim::state::Sim;
 use crate::sim::world::{DiskOp, ExitHook, Resume};
 
 /// Where a path argument of a call lives.
@@ -18,12 +19,12 @@ struct PathArg {
     addr: u64,
 }
 
-impl Supervisor {
+impl Sim {
     /// The disk and the disk-relative path a (dirfd, path) pair names, if it
     /// is on the caller's node's disk.
-    fn disk_path(&self, c: &Call, p: &PathArg) -> Option<(usize, PathBuf)> {
-        let proc_ = self.sim.procs.get(&c.pid)?;
-        let disk = self.sim.disks.of_host(proc_.host)?;
+    fn disk_path(&self, c: &Call<impl Memory>, p: &PathArg) -> Option<(usize, PathBuf)> {
+        let proc_ = self.procs.get(&c.pid)?;
+        let disk = self.disks.of_host(proc_.host)?;
         let raw = c.mem().read_cstr(p.addr, 4096).ok()?;
         let path = PathBuf::from(String::from_utf8_lossy(&raw).into_owned());
         let abs = if path.is_absolute() {
@@ -35,7 +36,7 @@ impl Supervisor {
         } else {
             match proc_.fds.get(&p.dirfd) {
                 Some(FdKind::Disk { disk: d, ino, .. }) if *d == disk => {
-                    let d = self.sim.disks.get(disk);
+                    let d = self.disks.get(disk);
                     d.visible.join(d.disk.path_of(*ino)?).join(path)
                 }
                 _ => std::fs::read_link(format!("/proc/{}/fd/{}", c.pid, p.dirfd))
@@ -44,7 +45,7 @@ impl Supervisor {
             }
         };
         let rel = normalize(&abs)
-            .strip_prefix(&self.sim.disks.get(disk).visible)
+            .strip_prefix(&self.disks.get(disk).visible)
             .ok()?
             .to_path_buf();
         Some((disk, rel))
@@ -53,16 +54,21 @@ impl Supervisor {
     /// Names the paths of the call being handled in its trace event, as
     /// the program sees them.
     fn note_disk_paths(&mut self, disk: usize, rels: &[&PathBuf]) {
-        let visible = &self.sim.disks.get(disk).visible;
+        let visible = &self.disks.get(disk).visible;
         let paths = rels
             .iter()
             .map(|rel| visible.join(rel).display().to_string())
             .collect();
-        self.sim.trace.note_paths(paths);
+        self.trace.note_paths(paths);
     }
 
     /// The disk a (dirfd, path) argument is on, if it is on the caller's.
-    pub(super) fn disk_of_path(&self, c: &Call, dirfd: i32, addr: u64) -> Option<usize> {
+    pub(super) fn disk_of_path(
+        &self,
+        c: &Call<impl Memory>,
+        dirfd: i32,
+        addr: u64,
+    ) -> Option<usize> {
         self.disk_path(c, &PathArg { dirfd, addr }).map(|(d, _)| d)
     }
 
@@ -70,7 +76,7 @@ impl Supervisor {
     /// is on the caller's disk.
     pub(super) fn disk_rel_path(
         &self,
-        c: &Call,
+        c: &Call<impl Memory>,
         dirfd: i32,
         addr: u64,
     ) -> Option<(usize, PathBuf)> {
@@ -89,12 +95,14 @@ impl Supervisor {
 
     /// The disk file behind descriptor `fd`, if any.
     pub(super) fn disk_fd(&self, pid: i32, fd: i32) -> Option<(usize, vfs::Ino, bool)> {
-        match self.sim.procs.get(&pid)?.fds.get(&fd)? {
+        match self.procs.get(&pid)?.fds.get(&fd)? {
             FdKind::Disk { disk, ino, append } => Some((*disk, *ino, *append)),
             _ => None,
         }
     }
+}
 
+impl Supervisor {
     /// Calls that may touch a disk; `None` if this one does not.
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     pub(super) fn sys_disk(&mut self, c: &Call, targs: &mut Vec<i64>) -> Option<Action> {
@@ -122,19 +130,19 @@ impl Supervisor {
                     ),
                     _ => (path(c.a[0] as i32, c.a[1]), c.a[2] as i32),
                 };
-                let (disk, rel) = self.disk_path(c, &p)?;
-                self.note_disk_paths(disk, &[&rel]);
+                let (disk, rel) = self.sim.disk_path(c, &p)?;
+                self.sim.note_disk_paths(disk, &[&rel]);
                 Some(Action::Now(Resume::PassThenExit(
                     None,
                     ExitHook::DiskOpen { disk, rel, flags },
                 )))
             }
             SYS_write | SYS_writev | SYS_pwrite64 | SYS_pwritev | SYS_pwritev2 => {
-                let (disk, ino, append) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                let (disk, ino, append) = self.sim.disk_fd(c.pid, c.a[0] as i32)?;
                 Some(self.disk_write(c, disk, ino, append, targs))
             }
             SYS_fsync | SYS_fdatasync => {
-                let (disk, ino, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                let (disk, ino, _) = self.sim.disk_fd(c.pid, c.a[0] as i32)?;
                 let outcome = self.sim.disks.get_mut(disk).disk.on_fsync(ino);
                 targs.push(c.a[0] as i64);
                 Some(match outcome {
@@ -156,17 +164,17 @@ impl Supervisor {
                 })
             }
             SYS_ftruncate => {
-                let (disk, ino, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                let (disk, ino, _) = self.sim.disk_fd(c.pid, c.a[0] as i32)?;
                 Some(change(disk, DiskOp::Truncate(ino, c.a[1])))
             }
             SYS_fallocate if c.a[1] == 0 => {
-                let (disk, ino, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                let (disk, ino, _) = self.sim.disk_fd(c.pid, c.a[0] as i32)?;
                 Some(self.sparse_fallocate(c, disk, ino))
             }
             SYS_truncate => {
-                let (disk, rel) = self.disk_path(c, &path(AT_FDCWD, c.a[0]))?;
+                let (disk, rel) = self.sim.disk_path(c, &path(AT_FDCWD, c.a[0]))?;
                 let ino = self.sim.disks.get(disk).disk.lookup(&rel).ok()?;
-                self.note_disk_paths(disk, &[&rel]);
+                self.sim.note_disk_paths(disk, &[&rel]);
                 Some(change(disk, DiskOp::Truncate(ino, c.a[1])))
             }
             SYS_rename | SYS_renameat | SYS_renameat2 => {
@@ -175,8 +183,8 @@ impl Supervisor {
                 } else {
                     (path(c.a[0] as i32, c.a[1]), path(c.a[2] as i32, c.a[3]))
                 };
-                let (disk, from) = self.disk_path(c, &from)?;
-                let (_, to) = self.disk_path(c, &to)?;
+                let (disk, from) = self.sim.disk_path(c, &from)?;
+                let (_, to) = self.sim.disk_path(c, &to)?;
                 if c.nr == SYS_renameat2 && c.a[4] as u32 & !RENAME_NOREPLACE != 0 {
                     return Some(self.sim.unsupported(
                         c,
@@ -184,7 +192,7 @@ impl Supervisor {
                         EINVAL,
                     ));
                 }
-                self.note_disk_paths(disk, &[&from, &to]);
+                self.sim.note_disk_paths(disk, &[&from, &to]);
                 Some(change(disk, DiskOp::Rename(from, to)))
             }
             SYS_unlink | SYS_unlinkat | SYS_rmdir => {
@@ -196,8 +204,8 @@ impl Supervisor {
                         c.a[2] as i32 & AT_REMOVEDIR != 0,
                     ),
                 };
-                let (disk, rel) = self.disk_path(c, &p)?;
-                self.note_disk_paths(disk, &[&rel]);
+                let (disk, rel) = self.sim.disk_path(c, &p)?;
+                self.sim.note_disk_paths(disk, &[&rel]);
                 Some(change(
                     disk,
                     if dir {
@@ -213,8 +221,8 @@ impl Supervisor {
                 } else {
                     path(c.a[0] as i32, c.a[1])
                 };
-                let (disk, rel) = self.disk_path(c, &p)?;
-                self.note_disk_paths(disk, &[&rel]);
+                let (disk, rel) = self.sim.disk_path(c, &p)?;
+                self.sim.note_disk_paths(disk, &[&rel]);
                 Some(change(disk, DiskOp::Mkdir(rel)))
             }
             SYS_mknod | SYS_mknodat => {
@@ -223,8 +231,8 @@ impl Supervisor {
                 } else {
                     (path(c.a[0] as i32, c.a[1]), c.a[2] as u32)
                 };
-                let (disk, rel) = self.disk_path(c, &p)?;
-                self.note_disk_paths(disk, &[&rel]);
+                let (disk, rel) = self.sim.disk_path(c, &p)?;
+                self.sim.note_disk_paths(disk, &[&rel]);
                 Some(match mode & S_IFMT {
                     0 | S_IFREG => change(disk, DiskOp::Create(rel)),
                     _ => self.sim.unsupported(
@@ -240,7 +248,7 @@ impl Supervisor {
                 } else {
                     path(c.a[1] as i32, c.a[2])
                 };
-                self.disk_path(c, &p)?;
+                self.sim.disk_path(c, &p)?;
                 Some(self.refuse_by_table(c))
             }
             SYS_link | SYS_linkat => {
@@ -249,9 +257,9 @@ impl Supervisor {
                 } else {
                     (path(c.a[0] as i32, c.a[1]), path(c.a[2] as i32, c.a[3]))
                 };
-                let (disk, a) = self.disk_path(c, &a)?;
-                let (_, b) = self.disk_path(c, &b)?;
-                self.note_disk_paths(disk, &[&a, &b]);
+                let (disk, a) = self.sim.disk_path(c, &a)?;
+                let (_, b) = self.sim.disk_path(c, &b)?;
+                self.sim.note_disk_paths(disk, &[&a, &b]);
                 Some(change(disk, DiskOp::Link(a, b)))
             }
             SYS_sync => {
@@ -261,14 +269,14 @@ impl Supervisor {
                 Some(pass())
             }
             SYS_syncfs => {
-                let (disk, _, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                let (disk, _, _) = self.sim.disk_fd(c.pid, c.a[0] as i32)?;
                 self.sim.disks.get_mut(disk).disk.on_sync_all();
                 Some(pass())
             }
             SYS_dup | SYS_fcntl
                 if c.nr == SYS_dup || matches!(c.a[1] as i32, F_DUPFD | F_DUPFD_CLOEXEC) =>
             {
-                let (disk, ino, append) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                let (disk, ino, append) = self.sim.disk_fd(c.pid, c.a[0] as i32)?;
                 Some(Action::Now(Resume::PassThenExit(
                     None,
                     ExitHook::DupFd(FdKind::Disk { disk, ino, append }),

@@ -22,7 +22,7 @@ impl Supervisor {
             SYS_tee => (c.a[1], &c.a[..2]),
             _ => (c.a[0], &c.a[..1]),
         };
-        let writes_disk = c.nr != SYS_preadv2 && self.disk_fd(c.pid, dest as i32).is_some();
+        let writes_disk = c.nr != SYS_preadv2 && self.sim.disk_fd(c.pid, dest as i32).is_some();
         let on_socket = fds.iter().any(|&fd| {
             matches!(
                 self.sim

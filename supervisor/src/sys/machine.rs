@@ -240,7 +240,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{call, returned, world, zeroed, PID};
+    use super::super::testing::{call, returned, world, zeroed, TempDir, PID};
     use crate::host::tracee::Memory;
     use crate::sim::machine::{KERNEL_RELEASE, MEM_TOTAL};
     use crate::sim::vclock::NS;
@@ -292,8 +292,8 @@ mod tests {
     #[test]
     fn machine_files_are_replaced_by_simulated_ones() {
         let mut sim = world();
-        let dir = sim.net.stand_in_dir().to_path_buf();
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = TempDir(sim.net.stand_in_dir().to_path_buf());
+        std::fs::create_dir_all(&dir.0).unwrap();
         let c = call(libc::SYS_openat, [0; 6], zeroed(BUF, 8));
         let read = |p: Option<std::path::PathBuf>| std::fs::read_to_string(p.unwrap()).unwrap();
         let online = sim.machine_stand_in(&c, b"/sys/devices/system/cpu/online");
@@ -307,6 +307,5 @@ mod tests {
         assert!(!other.exists());
         assert_eq!(sim.machine_stand_in(&c, b"/proc/self/maps"), None);
         assert_eq!(sim.machine_stand_in(&c, b"/etc/passwd"), None);
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -153,17 +153,17 @@ impl Supervisor {
             SYS_getrusage => self.sim.sys_getrusage(c, targs),
             SYS_times => self.sim.sys_times(c, targs),
             SYS_sysinfo => self.sim.sys_sysinfo(c, targs),
-            SYS_statfs | SYS_fstatfs => self.sys_statfs(c, targs),
+            SYS_statfs | SYS_fstatfs => self.sim.sys_statfs(c, targs),
             SYS_getitimer => self.sim.sys_getitimer(c, targs),
             SYS_adjtimex | SYS_clock_adjtime | SYS_mincore | SYS_syslog => {
                 self.sim.sys_host_state(c, targs)
             }
             SYS_stat | SYS_fstat | SYS_lstat | SYS_newfstatat | SYS_statx => {
-                self.sys_stat(c, targs)
+                self.sim.sys_stat(c, targs)
             }
             SYS_nanosleep | SYS_clock_nanosleep => self.sim.sys_sleep(c, targs),
             SYS_sched_yield => ret(0),
-            SYS_futex => self.sys_futex(c, targs),
+            SYS_futex => self.sim.sys_futex(c, targs),
             SYS_sched_getaffinity => self.sim.sys_getaffinity(c),
             SYS_getcpu => self.sim.sys_getcpu(c),
             SYS_getrandom => self.sim.sys_getrandom(c, targs),

@@ -7,10 +7,9 @@
 use std::path::PathBuf;
 
 use super::{Action, Call};
-use crate::engine::Supervisor;
-use crate::host::tracee;
 use crate::host::tracee::Memory;
 use crate::sim::fileids::Identity;
+use crate::sim::state::Sim;
 use crate::sim::vclock::NS;
 use crate::sim::world::{ExitHook, Resume};
 
@@ -40,14 +39,12 @@ type StatBuf = [u64; 18];
 /// 10-11, stx_ctime 12-13, stx_mtime 14-15, stx_dev_major/minor in 17.
 type StatxBuf = [u64; 32];
 
-impl Supervisor {
+impl Sim {
     /// The stat family at the entry: find the file's disk, if any.
-    pub(super) fn sys_stat(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_stat(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
         let empty_path = |flags: u64, addr: u64| {
             flags & libc::AT_EMPTY_PATH as u64 != 0
-                && tracee::Process(c.pid)
-                    .read_cstr(addr, 1)
-                    .is_ok_and(|p| p.is_empty())
+                && c.mem().read_cstr(addr, 1).is_ok_and(|p| p.is_empty())
         };
         let (fd, path, buf, layout) = match c.nr {
             libc::SYS_fstat => (Some(c.a[0] as i32), None, c.a[1], StatLayout::Stat),
@@ -99,7 +96,7 @@ impl Supervisor {
     /// the host's.
     pub(crate) fn stat_exit(
         &mut self,
-        pid: i32,
+        mem: &impl Memory,
         buf: u64,
         layout: StatLayout,
         disk: Option<DiskFile>,
@@ -107,13 +104,13 @@ impl Supervisor {
         let on_disk = match disk {
             Some(DiskFile::Ino(d, ino)) => Some((d, ino)),
             Some(DiskFile::Path(d, rel)) => {
-                self.sim.disks.get(d).disk.lookup(&rel).ok().map(|i| (d, i))
+                self.disks.get(d).disk.lookup(&rel).ok().map(|i| (d, i))
             }
             None => None,
         };
         match layout {
             StatLayout::Stat => {
-                let Ok(mut st) = tracee::Process(pid).read_val::<StatBuf>(buf) else {
+                let Ok(mut st) = mem.read_val::<StatBuf>(buf) else {
                     return;
                 };
                 let id = self.identity(on_disk, st[0], st[1]);
@@ -124,10 +121,10 @@ impl Supervisor {
                     st[at] = sec;
                     st[at + 1] = nsec;
                 }
-                let _ = tracee::Process(pid).write_val(buf, &st);
+                let _ = mem.write_val(buf, &st);
             }
             StatLayout::Statx => {
-                let Ok(mut st) = tracee::Process(pid).read_val::<StatxBuf>(buf) else {
+                let Ok(mut st) = mem.read_val::<StatxBuf>(buf) else {
                     return;
                 };
                 let host_dev = libc::makedev(st[17] as u32, (st[17] >> 32) as u32);
@@ -139,7 +136,7 @@ impl Supervisor {
                     st[at + 1] = nsec;
                 }
                 st[17] = u64::from(id.dev.0) | u64::from(id.dev.1) << 32;
-                let _ = tracee::Process(pid).write_val(buf, &st);
+                let _ = mem.write_val(buf, &st);
             }
         }
     }
@@ -152,8 +149,8 @@ impl Supervisor {
         host_ino: u64,
     ) -> Identity {
         match on_disk {
-            Some((d, ino)) => self.sim.file_ids.on_disk(d, ino),
-            None => self.sim.file_ids.elsewhere(host_dev, host_ino),
+            Some((d, ino)) => self.file_ids.on_disk(d, ino),
+            None => self.file_ids.elsewhere(host_dev, host_ino),
         }
     }
 }
@@ -162,4 +159,100 @@ impl Supervisor {
 fn split(ns: i128) -> (u64, u64) {
     let sec = ns.div_euclid(NS as i128);
     (sec as i64 as u64, ns.rem_euclid(NS as i128) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{add_disk, call, world, zeroed, DISK_AT, PID};
+    use super::super::Action;
+    use super::{DiskFile, StatBuf, StatLayout, StatxBuf};
+    use crate::host::fdprobe::FdKind;
+    use crate::host::tracee::{FakeMemory, Memory};
+    use crate::sim::state::Sim;
+    use crate::sim::world::{ExitHook, Resume};
+
+    const PATH: u64 = 0x1000;
+    const BUF: u64 = 0x2000;
+
+    /// Memory holding `path` at PATH and room for a statx at BUF.
+    fn memory(path: &str) -> FakeMemory {
+        let mem = zeroed(PATH, 0x1000);
+        mem.map(BUF, &[0; 256]);
+        mem.write_mem(PATH, path.as_bytes()).unwrap();
+        mem
+    }
+
+    /// The disk file a stat call's exit will look at.
+    fn disk_of(sim: &mut Sim, nr: i64, a: [u64; 6], path: &str) -> Option<DiskFile> {
+        let mut targs = vec![];
+        let action = sim.sys_stat(&call(nr, a, memory(path)), &mut targs);
+        let Action::Now(Resume::PassThenExit(None, ExitHook::Stat { disk, .. })) = action else {
+            panic!("not passed with a stat exit");
+        };
+        assert_eq!(targs, [disk.as_ref().map_or(-1, |_| 0)]);
+        disk
+    }
+
+    #[test]
+    fn a_stat_on_the_nodes_disk_is_found_by_path_or_descriptor() {
+        let mut sim = world();
+        let _root = add_disk(&mut sim, 1 << 20);
+        let file = format!("{DISK_AT}/dir/../f");
+        let disk = disk_of(&mut sim, libc::SYS_stat, [PATH, BUF, 0, 0, 0, 0], &file);
+        assert!(matches!(disk, Some(DiskFile::Path(0, p)) if p == std::path::Path::new("f")));
+        let at = [libc::AT_FDCWD as u64, PATH, BUF, 0, 0, 0];
+        assert!(disk_of(&mut sim, libc::SYS_newfstatat, at, "/etc/hosts").is_none());
+        let ino = sim.disks.get_mut(0).disk.on_create("f").unwrap();
+        let kind = FdKind::Disk {
+            disk: 0,
+            ino,
+            append: false,
+        };
+        sim.fd_opened(PID, 3, kind, false);
+        let disk = disk_of(&mut sim, libc::SYS_fstat, [3, BUF, 0, 0, 0, 0], "");
+        assert!(matches!(disk, Some(DiskFile::Ino(0, i)) if i == ino));
+        // statx with AT_EMPTY_PATH is about the descriptor.
+        let empty = [3, PATH, libc::AT_EMPTY_PATH as u64, 0, BUF, 0];
+        let disk = disk_of(&mut sim, libc::SYS_statx, empty, "");
+        assert!(matches!(disk, Some(DiskFile::Ino(0, i)) if i == ino));
+    }
+
+    #[test]
+    fn the_exit_shows_simulated_numbers_and_times() {
+        let mut sim = world();
+        let mem = memory("");
+        let mut host = [0u64; 18];
+        (host[0], host[1], host[9], host[11]) = (libc::makedev(8, 1), 777, 5, 6);
+        mem.write_val(BUF, &host).unwrap();
+        sim.stat_exit(&mem, BUF, StatLayout::Stat, None);
+        let st: StatBuf = mem.read_val(BUF).unwrap();
+        assert_eq!((st[0], st[1]), (libc::makedev(0xfc, 1), 1 << 20));
+        assert_eq!([st[9], st[11], st[13]], [st[9]; 3], "one fixed time");
+        assert_ne!(st[9], 5);
+        // Another host file gets the next number; the same file its own.
+        host[1] = 778;
+        mem.write_val(BUF, &host).unwrap();
+        sim.stat_exit(&mem, BUF, StatLayout::Stat, None);
+        assert_eq!(mem.read_val::<StatBuf>(BUF).unwrap()[1], (1 << 20) + 1);
+        let mut statx = [0u64; 32];
+        (statx[4], statx[17]) = (777, 8 | 1 << 32);
+        mem.write_val(BUF, &statx).unwrap();
+        sim.stat_exit(&mem, BUF, StatLayout::Statx, None);
+        let stx: StatxBuf = mem.read_val(BUF).unwrap();
+        assert_eq!((stx[4], stx[17]), (1 << 20, 0xfc | 1 << 32));
+    }
+
+    #[test]
+    fn a_disk_file_shows_its_vfs_inode_and_last_change() {
+        let mut sim = world();
+        let _root = add_disk(&mut sim, 1 << 20);
+        let ino = sim.disks.get_mut(0).disk.on_create("f").unwrap();
+        sim.file_ids.touch(0, ino, 42_000_000_123);
+        let mem = memory("");
+        let path = DiskFile::Path(0, "f".into());
+        sim.stat_exit(&mem, BUF, StatLayout::Stat, Some(path));
+        let st: StatBuf = mem.read_val(BUF).unwrap();
+        assert_eq!(st[1], 2 + ino.number());
+        assert_eq!([st[11], st[12]], [42, 123]);
+    }
 }
