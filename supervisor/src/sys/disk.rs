@@ -249,7 +249,7 @@ impl Supervisor {
                     path(c.a[1] as i32, c.a[2])
                 };
                 self.sim.disk_path(c, &p)?;
-                Some(self.refuse_by_table(c))
+                Some(self.sim.refuse_by_table(c))
             }
             SYS_link | SYS_linkat => {
                 let (a, b) = if c.nr == SYS_link {

@@ -175,9 +175,9 @@ impl Supervisor {
                 self.sim.threads.get_mut(&c.vtid).expect("thread").clear_tid = c.a[0];
                 pass()
             }
-            SYS_clone | SYS_clone3 | SYS_fork | SYS_vfork => self.sys_clone(c, targs),
-            SYS_exit | SYS_exit_group => self.sys_exit(c, targs),
-            SYS_wait4 | SYS_waitid => self.sys_wait(c),
+            SYS_clone | SYS_clone3 | SYS_fork | SYS_vfork => self.sim.sys_clone(c, targs),
+            SYS_exit | SYS_exit_group => self.sim.sys_exit(c, targs),
+            SYS_wait4 | SYS_waitid => self.sim.sys_wait(c),
             SYS_kill | SYS_tkill | SYS_tgkill | SYS_rt_sigqueueinfo | SYS_rt_tgsigqueueinfo => {
                 self.sys_kill(c, targs)
             }
@@ -209,10 +209,10 @@ impl Supervisor {
                 self.sim.sys_timerfd(c, targs)
             }
             SYS_sendfile | SYS_copy_file_range | SYS_splice | SYS_tee | SYS_vmsplice
-            | SYS_preadv2 | SYS_pwritev2 => self.sys_guarded(c),
+            | SYS_preadv2 | SYS_pwritev2 => self.sim.sys_guarded(c),
             // Off the simulated disks (sys_disk answered those on one).
             SYS_symlink | SYS_symlinkat | SYS_mknod | SYS_mknodat => pass(),
-            _ => self.refuse_by_table(c),
+            _ => self.sim.refuse_by_table(c),
         }
     }
 

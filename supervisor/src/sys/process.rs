@@ -7,15 +7,16 @@ use crate::engine::Supervisor;
 use crate::host::tracee;
 use crate::host::tracee::Memory;
 use crate::host::tracee::Regs;
+use crate::sim::state::Sim;
 use crate::sim::world::{ExitHook, ExitKind};
 use crate::sim::world::{Resume, ThreadState, Vtid, Wait, WaitKind};
 
 /// Namespace flags: a new namespace would step outside what faultline sees.
 const CLONE_NEW_ANY: u64 = 0x7e02_0080;
 
-impl Supervisor {
+impl Sim {
     /// clone, clone3, fork, vfork.
-    pub(super) fn sys_clone(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_clone(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
         let (flags, ctid) = match c.nr {
             libc::SYS_clone => (c.a[0], c.a[3]),
             libc::SYS_clone3 => match c.mem().read_val::<[u64; 3]>(c.a[0]) {
@@ -30,35 +31,27 @@ impl Supervisor {
         };
         targs.push((flags & !0xff) as i64);
         if flags & CLONE_NEW_ANY != 0 {
-            return self.sim.unsupported(
-                c,
-                "new namespaces would escape the simulation",
-                libc::EPERM,
-            );
+            return self.unsupported(c, "new namespaces would escape the simulation", libc::EPERM);
         }
-        self.sim
-            .threads
-            .get_mut(&c.vtid)
-            .expect("thread")
-            .pending_clone = Some((flags, ctid));
+        self.threads.get_mut(&c.vtid).expect("thread").pending_clone = Some((flags, ctid));
         pass()
     }
 
     /// exit and exit_group: remember which, so the exit event is understood.
-    pub(super) fn sys_exit(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_exit(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
         targs.push(c.a[0] as i32 as i64);
         let kind = if c.nr == libc::SYS_exit {
             ExitKind::Thread
         } else {
             ExitKind::Group
         };
-        self.sim.threads.get_mut(&c.vtid).expect("thread").exit_kind = Some(kind);
+        self.threads.get_mut(&c.vtid).expect("thread").exit_kind = Some(kind);
         pass()
     }
 
     /// wait4 and waitid: run in the kernel with WNOHANG; if no child is ready
     /// the call is rewound and the thread parks until a child exits.
-    pub(super) fn sys_wait(&mut self, c: &Call) -> Action {
+    pub(super) fn sys_wait(&mut self, c: &Call<impl Memory>) -> Action {
         let opt_reg = if c.nr == libc::SYS_wait4 { 2 } else { 3 };
         let options = c.a[opt_reg] as i32;
         if options & libc::WNOHANG != 0 {
@@ -71,7 +64,9 @@ impl Supervisor {
             ExitHook::ParkUnlessReaped(Box::new(c.regs)),
         ))
     }
+}
 
+impl Supervisor {
     /// The exit of a non-blocking probe of wait4/waitid: if it reaped
     /// nothing, rewind the call and park the thread until a child exits
     /// (true); else put back the caller's registers with the result.
@@ -116,4 +111,82 @@ fn nothing_reaped(pid: i32, saved: &Regs, ret: i64) -> bool {
         return ret == 0 && si_pid == 0;
     }
     ret == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{call, returned, world, zeroed, VTID};
+    use super::super::Action;
+    use crate::host::tracee::Memory;
+    use crate::sim::world::{ExitHook, ExitKind, Resume};
+
+    const ARGS: u64 = 0x1000;
+
+    #[test]
+    fn a_clone_is_passed_with_its_flags_noted_and_new_namespaces_refused() {
+        let mut sim = world();
+        let flags = (libc::CLONE_VM | libc::CLONE_THREAD) as u64;
+        let c = call(
+            libc::SYS_clone,
+            [flags, 0, 0, 0x7000, 0, 0],
+            zeroed(ARGS, 8),
+        );
+        assert!(matches!(
+            sim.sys_clone(&c, &mut vec![]),
+            Action::Now(Resume::Pass)
+        ));
+        assert_eq!(sim.threads[&VTID].pending_clone, Some((flags, 0x7000)));
+        let mem = zeroed(ARGS, 24);
+        mem.write_val(ARGS, &[libc::CLONE_NEWNET as u64, 0, 0])
+            .unwrap();
+        let c = call(libc::SYS_clone3, [ARGS, 88, 0, 0, 0, 0], mem);
+        assert_eq!(
+            returned(sim.sys_clone(&c, &mut vec![])),
+            -(libc::EPERM as i64)
+        );
+        let c = call(libc::SYS_clone3, [0x9000, 88, 0, 0, 0, 0], zeroed(ARGS, 8));
+        assert_eq!(
+            returned(sim.sys_clone(&c, &mut vec![])),
+            -(libc::EFAULT as i64)
+        );
+    }
+
+    #[test]
+    fn exit_notes_whether_the_thread_or_the_whole_process_ends() {
+        let mut sim = world();
+        for (nr, kind) in [
+            (libc::SYS_exit, ExitKind::Thread),
+            (libc::SYS_exit_group, ExitKind::Group),
+        ] {
+            let c = call(nr, [3, 0, 0, 0, 0, 0], zeroed(ARGS, 8));
+            let mut targs = vec![];
+            assert!(matches!(
+                sim.sys_exit(&c, &mut targs),
+                Action::Now(Resume::Pass)
+            ));
+            assert_eq!((sim.threads[&VTID].exit_kind, targs), (Some(kind), vec![3]));
+        }
+    }
+
+    #[test]
+    fn a_blocking_wait_first_probes_with_wnohang() {
+        let mut sim = world();
+        let c = call(
+            libc::SYS_wait4,
+            [u64::MAX, 0, libc::WNOHANG as u64, 0, 0, 0],
+            zeroed(ARGS, 8),
+        );
+        assert!(matches!(sim.sys_wait(&c), Action::Now(Resume::Pass)));
+        let c = call(
+            libc::SYS_waitid,
+            [0, 0, 0, libc::WEXITED as u64, 0, 0],
+            zeroed(ARGS, 8),
+        );
+        let Action::Now(Resume::PassThenExit(Some(probe), ExitHook::ParkUnlessReaped(_))) =
+            sim.sys_wait(&c)
+        else {
+            panic!("not probed");
+        };
+        assert_eq!(probe.r10, (libc::WEXITED | libc::WNOHANG) as u64);
+    }
 }
