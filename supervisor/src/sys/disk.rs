@@ -304,7 +304,7 @@ impl Supervisor {
         }
         let iovs = match c.nr {
             SYS_write | SYS_pwrite64 => vec![(c.a[1], c.a[2] as usize)],
-            _ => match super::socket::read_iovecs(c.pid, c.a[1], c.a[2]) {
+            _ => match super::iovec::read_iovecs(c.mem(), c.a[1], c.a[2]) {
                 Some(v) => v,
                 None => return err(EFAULT),
             },

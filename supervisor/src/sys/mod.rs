@@ -11,6 +11,7 @@ mod fd;
 mod futex;
 mod guard;
 pub(crate) mod host_state;
+mod iovec;
 mod itimer;
 mod machine;
 mod output;

@@ -70,7 +70,7 @@ impl Supervisor {
                         .mem()
                         .read_val::<[u64; 4]>(c.a[1])
                         .ok()
-                        .and_then(|h| super::socket::read_iovecs(c.pid, h[2], h[3].min(1)))
+                        .and_then(|h| super::iovec::read_iovecs(c.mem(), h[2], h[3].min(1)))
                     {
                         Some(v) if !v.is_empty() => v[0],
                         _ => return err(EFAULT),
@@ -115,7 +115,7 @@ impl Supervisor {
                 .mem()
                 .read_val::<[u64; 4]>(c.a[1])
                 .ok()
-                .and_then(|h| super::socket::read_iovecs(c.pid, h[2], h[3]))
+                .and_then(|h| super::iovec::read_iovecs(c.mem(), h[2], h[3]))
             {
                 Some(v) => v,
                 None => return err(EFAULT),

@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 
 use vnet::{ConnectProgress, Domain, Kind, NetError, Shutdown};
 
+use super::iovec::{gather, read_iovecs, read_msghdr, scatter, MsgHdr};
 use super::{err, ret, Action, Call};
 use crate::engine::Supervisor;
 use crate::host::tracee;
@@ -28,68 +29,21 @@ fn net_err(e: NetError) -> Action {
     err(e.errno())
 }
 
-/// A (base, length) pair of an iovec array.
-type IoVec = (u64, usize);
-
-/// Reads `count` iovecs at `addr`.
-pub(super) fn read_iovecs(pid: i32, addr: u64, count: u64) -> Option<Vec<IoVec>> {
-    (0..count.min(1024))
-        .map(|i| {
-            tracee::Process(pid)
-                .read_val::<[u64; 2]>(addr + 16 * i)
-                .ok()
-                .map(|[b, l]| (b, l as usize))
-        })
-        .collect()
-}
-
-/// Gathers up to `limit` bytes from the iovecs.
-fn gather(pid: i32, iovs: &[IoVec], limit: usize) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    for &(base, len) in iovs {
-        let take = len.min(limit - out.len());
-        let mut buf = vec![0u8; take];
-        tracee::Process(pid).read_mem(base, &mut buf).ok()?;
-        out.extend_from_slice(&buf);
-        if out.len() == limit {
-            break;
-        }
+/// Writes msg_name/msg_namelen, msg_controllen = 0 and msg_flags.
+fn finish_recvmsg(mem: &impl Memory, hdr: u64, m: &MsgHdr, got: &vnet::Received, inet6: bool) {
+    if let (true, Some(from)) = (m.name != 0, got.from) {
+        let bytes = addrs::encode(from, inet6);
+        let n = bytes.len().min(m.namelen as usize);
+        let _ = mem.write_mem(m.name, &bytes[..n]);
+        let _ = mem.write_val(hdr + 8, &(bytes.len() as u32));
     }
-    Some(out)
-}
-
-/// Scatters `data` over the iovecs.
-fn scatter(pid: i32, iovs: &[IoVec], data: &[u8]) -> bool {
-    let mut rest = data;
-    for &(base, len) in iovs {
-        if rest.is_empty() {
-            break;
-        }
-        let n = len.min(rest.len());
-        if tracee::Process(pid).write_mem(base, &rest[..n]).is_err() {
-            return false;
-        }
-        rest = &rest[n..];
-    }
-    true
-}
-
-/// The fields of a `struct msghdr` faultline uses.
-struct MsgHdr {
-    name: u64,
-    namelen: u32,
-    iov: u64,
-    iovlen: u64,
-}
-
-fn read_msghdr(pid: i32, addr: u64) -> Option<MsgHdr> {
-    let raw: [u64; 7] = tracee::Process(pid).read_val(addr).ok()?;
-    Some(MsgHdr {
-        name: raw[0],
-        namelen: raw[1] as u32,
-        iov: raw[2],
-        iovlen: raw[3],
-    })
+    let _ = mem.write_val(hdr + 40, &0u64);
+    let trunc = if got.full_len > got.data.len() {
+        libc::MSG_TRUNC
+    } else {
+        0
+    };
+    let _ = mem.write_val(hdr + 48, &trunc);
 }
 
 impl Supervisor {
@@ -395,10 +349,9 @@ impl Supervisor {
         targs: &mut Vec<i64>,
     ) -> Action {
         use libc::*;
-        let pid = c.pid;
         let (iovs, flags, name_out, msg) = match c.nr {
             SYS_read => (vec![(c.a[1], c.a[2] as usize)], 0, None, None),
-            SYS_readv => match read_iovecs(pid, c.a[1], c.a[2]) {
+            SYS_readv => match read_iovecs(c.mem(), c.a[1], c.a[2]) {
                 Some(v) => (v, 0, None, None),
                 None => return err(EFAULT),
             },
@@ -408,8 +361,8 @@ impl Supervisor {
                 (c.a[4] != 0).then_some((c.a[4], c.a[5])),
                 None,
             ),
-            _ => match read_msghdr(pid, c.a[1]) {
-                Some(m) => match read_iovecs(pid, m.iov, m.iovlen) {
+            _ => match read_msghdr(c.mem(), c.a[1]) {
+                Some(m) => match read_iovecs(c.mem(), m.iov, m.iovlen) {
                     Some(v) => (v, c.a[2] as i32, None, Some(m)),
                     None => return err(EFAULT),
                 },
@@ -420,14 +373,14 @@ impl Supervisor {
         targs.push(want as i64);
         match self.sim.net.net.recv(net, want, flags & MSG_PEEK != 0) {
             Ok(got) => {
-                if !scatter(pid, &iovs, &got.data) {
+                if !scatter(c.mem(), &iovs, &got.data) {
                     return err(EFAULT);
                 }
                 if let (Some((addr, lenp)), Some(from)) = (name_out, got.from) {
-                    let _ = addrs::write_out(&tracee::Process(pid), addr, lenp, from, inet6);
+                    let _ = addrs::write_out(c.mem(), addr, lenp, from, inet6);
                 }
                 if let Some(m) = msg {
-                    self.finish_recvmsg(pid, c.a[1], &m, &got, inet6);
+                    finish_recvmsg(c.mem(), c.a[1], &m, &got, inet6);
                 }
                 let n = if flags & MSG_TRUNC != 0 {
                     got.full_len
@@ -444,23 +397,6 @@ impl Supervisor {
         }
     }
 
-    /// Writes msg_name/msg_namelen, msg_controllen = 0 and msg_flags.
-    fn finish_recvmsg(&self, pid: i32, hdr: u64, m: &MsgHdr, got: &vnet::Received, inet6: bool) {
-        if let (true, Some(from)) = (m.name != 0, got.from) {
-            let bytes = addrs::encode(from, inet6);
-            let n = bytes.len().min(m.namelen as usize);
-            let _ = tracee::Process(pid).write_mem(m.name, &bytes[..n]);
-            let _ = tracee::Process(pid).write_val(hdr + 8, &(bytes.len() as u32));
-        }
-        let _ = tracee::Process(pid).write_val(hdr + 40, &0u64);
-        let trunc = if got.full_len > got.data.len() {
-            libc::MSG_TRUNC
-        } else {
-            0
-        };
-        let _ = tracee::Process(pid).write_val(hdr + 48, &trunc);
-    }
-
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     fn vsock_send(
         &mut self,
@@ -474,13 +410,13 @@ impl Supervisor {
         let pid = c.pid;
         let (iovs, flags, to) = match c.nr {
             SYS_write => (vec![(c.a[1], c.a[2] as usize)], 0, None),
-            SYS_writev => match read_iovecs(pid, c.a[1], c.a[2]) {
+            SYS_writev => match read_iovecs(c.mem(), c.a[1], c.a[2]) {
                 Some(v) => (v, 0, None),
                 None => return err(EFAULT),
             },
             SYS_sendto => {
                 let to = if c.a[4] != 0 {
-                    match addrs::read(&tracee::Process(pid), c.a[4], c.a[5]) {
+                    match addrs::read(c.mem(), c.a[4], c.a[5]) {
                         Ok(sa) => Some(sa),
                         Err(e) => return err(e.errno()),
                     }
@@ -490,24 +426,24 @@ impl Supervisor {
                 (vec![(c.a[1], c.a[2] as usize)], c.a[3] as i32, to)
             }
             _ => {
-                let Some(m) = read_msghdr(pid, c.a[1]) else {
+                let Some(m) = read_msghdr(c.mem(), c.a[1]) else {
                     return err(EFAULT);
                 };
                 let to = if m.name != 0 && m.namelen > 0 {
-                    match addrs::read(&tracee::Process(pid), m.name, m.namelen as u64) {
+                    match addrs::read(c.mem(), m.name, m.namelen as u64) {
                         Ok(sa) => Some(sa),
                         Err(e) => return err(e.errno()),
                     }
                 } else {
                     None
                 };
-                match read_iovecs(pid, m.iov, m.iovlen) {
+                match read_iovecs(c.mem(), m.iov, m.iovlen) {
                     Some(v) => (v, c.a[2] as i32, to),
                     None => return err(EFAULT),
                 }
             }
         };
-        let Some(data) = gather(pid, &iovs, MAX_IO) else {
+        let Some(data) = gather(c.mem(), &iovs, MAX_IO) else {
             return err(EFAULT);
         };
         targs.extend([
