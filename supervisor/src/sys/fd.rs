@@ -236,7 +236,7 @@ impl Supervisor {
             libc::AF_UNIX => return pass(),
             libc::AF_INET => return self.sys_socket_inet(c, vnet::Domain::Inet),
             libc::AF_INET6 => return self.sys_socket_inet(c, vnet::Domain::Inet6),
-            libc::AF_NETLINK => return self.sys_socket_netlink(c),
+            libc::AF_NETLINK => return self.sim.sys_socket_netlink(c),
             _ => {}
         }
         let fam = match domain {
