@@ -176,7 +176,7 @@ impl Supervisor {
         match req.nr {
             SYS_clock_nanosleep => None,
             SYS_read | SYS_write | SYS_recvfrom | SYS_sendto => {
-                match self.vsock(pid, req.args[0] as i32) {
+                match self.sim.vsock(pid, req.args[0] as i32) {
                     Some(_) => None,
                     None => Some(ch::REPLY_TRAP_FD),
                 }

@@ -234,8 +234,8 @@ impl Supervisor {
         targs.push(domain as i64);
         match domain {
             libc::AF_UNIX => return pass(),
-            libc::AF_INET => return self.sys_socket_inet(c, vnet::Domain::Inet),
-            libc::AF_INET6 => return self.sys_socket_inet(c, vnet::Domain::Inet6),
+            libc::AF_INET => return self.sim.sys_socket_inet(c, vnet::Domain::Inet),
+            libc::AF_INET6 => return self.sim.sys_socket_inet(c, vnet::Domain::Inet6),
             libc::AF_NETLINK => return self.sim.sys_socket_netlink(c),
             _ => {}
         }

@@ -138,7 +138,7 @@ impl Supervisor {
         // The object a descriptor call acts on, looked up once: its family
         // answers. Other calls go by number.
         match self.fd_object(c) {
-            Some(FdKind::Socket(vs)) => return self.sys_vsock(c, vs, targs),
+            Some(FdKind::Socket(vs)) => return self.sim.sys_vsock(c, vs, targs),
             Some(FdKind::Netlink) => return self.sim.sys_netlink(c),
             Some(FdKind::Timer(id)) => return self.sys_on_timerfd(c, id, targs),
             _ => {}

@@ -139,13 +139,14 @@ impl Supervisor {
         let virt: Vec<(crate::sim::netstate::VsId, u32)> = entries
             .iter()
             .filter_map(|e| {
-                self.vsock(c.pid, e.fd)
+                self.sim
+                    .vsock(c.pid, e.fd)
                     .map(|vs| (vs, e.events as u16 as u32))
             })
             .collect();
         let real: Vec<(i32, i16)> = entries
             .iter()
-            .filter(|e| self.vsock(c.pid, e.fd).is_none())
+            .filter(|e| self.sim.vsock(c.pid, e.fd).is_none())
             .map(|e| (e.fd, e.events))
             .collect();
         if virt.is_empty() {
@@ -216,7 +217,7 @@ impl Supervisor {
     pub(super) fn sys_epoll_ctl(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
         let (epfd, op, fd) = (c.a[0] as i32, c.a[1] as i32, c.a[2] as i32);
         targs.extend([epfd as i64, op as i64, fd as i64]);
-        let Some(vs) = self.vsock(c.pid, fd) else {
+        let Some(vs) = self.sim.vsock(c.pid, fd) else {
             return Action::Now(Resume::Pass);
         };
         let (events, data) = if op == libc::EPOLL_CTL_DEL {
@@ -279,7 +280,7 @@ impl Supervisor {
 
     /// poll(2) revents of one entry.
     fn revents(&self, pid: i32, e: &Entry) -> i16 {
-        if let Some(vs) = self.vsock(pid, e.fd) {
+        if let Some(vs) = self.sim.vsock(pid, e.fd) {
             let always = libc::POLLERR | libc::POLLHUP;
             return (event_bits(self.sim.net.readiness(vs)) as i16) & (e.events | always);
         }

@@ -15,6 +15,7 @@ use crate::host::tracee;
 use crate::host::tracee::Memory;
 use crate::sim::netstate::VsId;
 use crate::sim::sockaddr as addrs;
+use crate::sim::state::Sim;
 use crate::sim::world::NewSocket;
 use crate::sim::world::{ExitHook, Resume, Wait, WaitKind};
 
@@ -46,10 +47,10 @@ fn finish_recvmsg(mem: &impl Memory, hdr: u64, m: &MsgHdr, got: &vnet::Received,
     let _ = mem.write_val(hdr + 48, &trunc);
 }
 
-impl Supervisor {
+impl Sim {
     /// The virtual socket behind descriptor `fd` of process `pid`, if any.
     pub(crate) fn vsock(&self, pid: i32, fd: i32) -> Option<VsId> {
-        match self.sim.procs.get(&pid)?.fds.get(&fd) {
+        match self.procs.get(&pid)?.fds.get(&fd) {
             Some(crate::host::fdprobe::FdKind::Socket(vs)) => Some(*vs),
             _ => None,
         }
@@ -57,21 +58,21 @@ impl Supervisor {
 
     /// socket(AF_INET/AF_INET6, SOCK_STREAM/SOCK_DGRAM): a vnet socket and a
     /// placeholder descriptor.
-    pub(super) fn sys_socket_inet(&mut self, c: &Call, domain: Domain) -> Action {
+    pub(super) fn sys_socket_inet(&mut self, c: &Call<impl Memory>, domain: Domain) -> Action {
         let ty = c.a[1] as i32;
         let kind = match ty & 0xf {
             libc::SOCK_STREAM => Kind::Stream,
             libc::SOCK_DGRAM => Kind::Dgram,
             _ => {
-                return self.sim.unsupported(
+                return self.unsupported(
                     c,
                     "only TCP and UDP sockets are simulated",
                     libc::EPROTONOSUPPORT,
                 );
             }
         };
-        let host = self.sim.procs[&c.pid].host;
-        let net = self.sim.net.net.socket(host, domain, kind);
+        let host = self.procs[&c.pid].host;
+        let net = self.net.net.socket(host, domain, kind);
         self.placeholder(
             c,
             net,
@@ -85,7 +86,7 @@ impl Supervisor {
     /// descriptor number; the exit hook binds it to `net`.
     fn placeholder(
         &mut self,
-        c: &Call,
+        c: &Call<impl Memory>,
         net: vnet::SocketId,
         nonblocking: bool,
         cloexec: bool,
@@ -111,8 +112,14 @@ impl Supervisor {
     /// non-blocking one gets EAGAIN, and so does a blocking one whose
     /// SO_RCVTIMEO/SO_SNDTIMEO has passed (the deadline survives the
     /// re-execution of the call).
-    fn would_block(&mut self, c: &Call, vs: VsId, mask: u32, dontwait: bool) -> Action {
-        let Some(sock) = self.sim.net.get(vs) else {
+    fn would_block(
+        &mut self,
+        c: &Call<impl Memory>,
+        vs: VsId,
+        mask: u32,
+        dontwait: bool,
+    ) -> Action {
+        let Some(sock) = self.net.get(vs) else {
             return err(libc::EBADF);
         };
         if sock.nonblocking || dontwait {
@@ -123,12 +130,7 @@ impl Supervisor {
         } else {
             libc::SO_SNDTIMEO
         };
-        let timeout = match self
-            .sim
-            .net
-            .net
-            .get_option(sock.net, libc::SOL_SOCKET, option)
-        {
+        let timeout = match self.net.net.get_option(sock.net, libc::SOL_SOCKET, option) {
             Ok(Some(v)) if v.len() >= 16 => {
                 let sec = i64::from_ne_bytes(v[0..8].try_into().expect("8 bytes"));
                 let usec = i64::from_ne_bytes(v[8..16].try_into().expect("8 bytes"));
@@ -137,9 +139,8 @@ impl Supervisor {
             }
             _ => None,
         };
-        let now = self.sim.clock.now();
+        let now = self.clock.now();
         let restarted = self
-            .sim
             .threads
             .get_mut(&c.vtid)
             .expect("thread")
@@ -163,28 +164,27 @@ impl Supervisor {
 
     /// Every call on a descriptor that is a virtual socket.
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
-    pub(super) fn sys_vsock(&mut self, c: &Call, vs: VsId, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_vsock(
+        &mut self,
+        c: &Call<impl Memory>,
+        vs: VsId,
+        targs: &mut Vec<i64>,
+    ) -> Action {
         use libc::*;
-        let now = self.sim.clock.now();
-        let Some(sock) = self.sim.net.get(vs) else {
+        let now = self.clock.now();
+        let Some(sock) = self.net.get(vs) else {
             return err(EBADF);
         };
         let (net, inet6) = (sock.net, sock.domain == Domain::Inet6);
         targs.push(c.a[0] as i64);
         match c.nr {
             SYS_bind => match addrs::read(c.mem(), c.a[1], c.a[2]) {
-                Ok(sa) => self
-                    .sim
-                    .net
-                    .net
-                    .bind(net, sa)
-                    .map_or_else(net_err, |()| ret(0)),
+                Ok(sa) => self.net.net.bind(net, sa).map_or_else(net_err, |()| ret(0)),
                 Err(e) => err(e.errno()),
             },
             SYS_listen => {
                 let backlog = (c.a[1] as i32).clamp(1, 4096) as usize;
-                self.sim
-                    .net
+                self.net
                     .net
                     .listen(net, backlog)
                     .map_or_else(net_err, |()| ret(0))
@@ -196,7 +196,7 @@ impl Supervisor {
                 } else {
                     0
                 };
-                match self.sim.net.net.accept(net) {
+                match self.net.net.accept(net) {
                     Ok((child, peer)) => self.placeholder(
                         c,
                         child,
@@ -221,17 +221,16 @@ impl Supervisor {
                     SHUT_RDWR => Shutdown::Both,
                     _ => return err(EINVAL),
                 };
-                self.sim
-                    .net
+                self.net
                     .net
                     .shutdown(net, how, now)
                     .map_or_else(net_err, |()| ret(0))
             }
             SYS_getsockname | SYS_getpeername => {
                 let addr = if c.nr == SYS_getsockname {
-                    self.sim.net.net.local_addr(net)
+                    self.net.net.local_addr(net)
                 } else {
-                    self.sim.net.net.peer_addr(net)
+                    self.net.net.peer_addr(net)
                 };
                 match addr {
                     Ok(sa) => addrs::write_out(c.mem(), c.a[1], c.a[2], sa, inet6)
@@ -244,8 +243,7 @@ impl Supervisor {
                 if c.mem().read_mem(c.a[3], &mut val).is_err() {
                     return err(EFAULT);
                 }
-                self.sim
-                    .net
+                self.net
                     .net
                     .set_option(net, c.a[1] as i32, c.a[2] as i32, &val)
                     .map_or_else(net_err, |()| ret(0))
@@ -255,7 +253,7 @@ impl Supervisor {
                 let cmd = c.a[1] as i32;
                 match cmd {
                     F_SETFL => {
-                        self.sim.net.get_mut(vs).expect("socket").nonblocking =
+                        self.net.get_mut(vs).expect("socket").nonblocking =
                             c.a[2] as i32 & O_NONBLOCK != 0;
                         Action::Now(Resume::Pass)
                     }
@@ -269,13 +267,13 @@ impl Supervisor {
             SYS_ioctl => match c.a[1] {
                 0x5421 /* FIONBIO */ => match c.mem().read_val::<i32>(c.a[2]) {
                     Ok(on) => {
-                        self.sim.net.get_mut(vs).expect("socket").nonblocking = on != 0;
+                        self.net.get_mut(vs).expect("socket").nonblocking = on != 0;
                         ret(0)
                     }
                     Err(_) => err(EFAULT),
                 },
                 0x541B /* FIONREAD */ => {
-                    let n = self.sim.net.net.pending_bytes(net).unwrap_or(0) as i32;
+                    let n = self.net.net.pending_bytes(net).unwrap_or(0) as i32;
                     c.mem().write_val(c.a[2], &n).map_or_else(|_| err(EFAULT), |()| ret(0))
                 }
                 _ => err(ENOTTY),
@@ -284,7 +282,7 @@ impl Supervisor {
                 None,
                 ExitHook::DupFd(crate::host::fdprobe::FdKind::Socket(vs)),
             )),
-            _ => self.sim.unsupported(
+            _ => self.unsupported(
                 c,
                 "this call is not simulated on network sockets",
                 EOPNOTSUPP,
@@ -292,10 +290,9 @@ impl Supervisor {
         }
     }
 
-    fn vsock_connect(&mut self, c: &Call, vs: VsId, net: vnet::SocketId) -> Action {
+    fn vsock_connect(&mut self, c: &Call<impl Memory>, vs: VsId, net: vnet::SocketId) -> Action {
         // A blocking connect re-executed after its wait: report the outcome.
         if self
-            .sim
             .threads
             .get_mut(&c.vtid)
             .expect("thread")
@@ -303,7 +300,7 @@ impl Supervisor {
             .take()
             == Some(vs)
         {
-            return match self.sim.net.net.pending_error(net) {
+            return match self.net.net.pending_error(net) {
                 Ok(None) => ret(0),
                 Ok(Some(e)) | Err(e) => net_err(e),
             };
@@ -312,22 +309,21 @@ impl Supervisor {
             Ok(sa) => sa,
             Err(e) => return err(e.errno()),
         };
-        match self.sim.net.net.connect(net, sa, self.sim.clock.now()) {
+        match self.net.net.connect(net, sa, self.clock.now()) {
             Ok(ConnectProgress::Connected) => ret(0),
             Ok(ConnectProgress::InProgress) => {
-                if self.sim.net.get(vs).is_some_and(|s| s.nonblocking) {
+                if self.net.get(vs).is_some_and(|s| s.nonblocking) {
                     return err(libc::EINPROGRESS);
                 }
-                self.sim
-                    .threads
+                self.threads
                     .get_mut(&c.vtid)
                     .expect("thread")
                     .connect_pending = Some(vs);
                 self.would_block(c, vs, WANT_WRITE, false)
             }
             Err(NetError::NetUnreachable) => {
-                let name = self.sim.proc_of(c.vtid).name.clone();
-                self.sim.report_once(
+                let name = self.proc_of(c.vtid).name.clone();
+                self.report_once(
                     crate::engine::diagnostics::DiagKind::BlockedConnect,
                     format!(
                         "blocked connect to {sa} by {name:?}: not a simulated host (ENETUNREACH)"
@@ -342,7 +338,7 @@ impl Supervisor {
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     fn vsock_recv(
         &mut self,
-        c: &Call,
+        c: &Call<impl Memory>,
         vs: VsId,
         net: vnet::SocketId,
         inet6: bool,
@@ -371,7 +367,7 @@ impl Supervisor {
         };
         let want: usize = iovs.iter().map(|&(_, l)| l).sum::<usize>().min(MAX_IO);
         targs.push(want as i64);
-        match self.sim.net.net.recv(net, want, flags & MSG_PEEK != 0) {
+        match self.net.net.recv(net, want, flags & MSG_PEEK != 0) {
             Ok(got) => {
                 if !scatter(c.mem(), &iovs, &got.data) {
                     return err(EFAULT);
@@ -400,7 +396,7 @@ impl Supervisor {
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     fn vsock_send(
         &mut self,
-        c: &Call,
+        c: &Call<impl Memory>,
         vs: VsId,
         net: vnet::SocketId,
         now: u64,
@@ -450,7 +446,7 @@ impl Supervisor {
             data.len() as i64,
             crate::sim::trace::hash_bytes(&data) as i64,
         ]);
-        match self.sim.net.net.send_to(net, &data, to, now) {
+        match self.net.net.send_to(net, &data, to, now) {
             Ok(n) => ret(n as i64),
             Err(NetError::WouldBlock) => {
                 self.would_block(c, vs, WANT_WRITE, flags & MSG_DONTWAIT != 0)
@@ -462,8 +458,8 @@ impl Supervisor {
                 err(EPIPE)
             }
             Err(NetError::NetUnreachable) => {
-                let name = self.sim.proc_of(c.vtid).name.clone();
-                self.sim.report_once(
+                let name = self.proc_of(c.vtid).name.clone();
+                self.report_once(
                     crate::engine::diagnostics::DiagKind::BlockedConnect,
                     format!(
                         "blocked datagram from {name:?} to a non-simulated address (ENETUNREACH)"
@@ -475,13 +471,13 @@ impl Supervisor {
         }
     }
 
-    fn vsock_getsockopt(&mut self, c: &Call, vs: VsId, net: vnet::SocketId) -> Action {
+    fn vsock_getsockopt(&mut self, c: &Call<impl Memory>, vs: VsId, net: vnet::SocketId) -> Action {
         use libc::*;
         let (level, name) = (c.a[1] as i32, c.a[2] as i32);
-        let sock = self.sim.net.get(vs).expect("socket");
+        let sock = self.net.get(vs).expect("socket");
         let int = |v: i32| v.to_ne_bytes().to_vec();
         let value: Vec<u8> = match (level, name) {
-            (SOL_SOCKET, SO_ERROR) => int(match self.sim.net.net.pending_error(net) {
+            (SOL_SOCKET, SO_ERROR) => int(match self.net.net.pending_error(net) {
                 Ok(Some(e)) => e.errno(),
                 _ => 0,
             }),
@@ -496,12 +492,12 @@ impl Supervisor {
                 AF_INET
             }),
             (SOL_SOCKET, SO_RCVBUF | SO_SNDBUF) => {
-                match self.sim.net.net.get_option(net, level, name) {
+                match self.net.net.get_option(net, level, name) {
                     Ok(Some(v)) => v,
                     _ => int(256 * 1024),
                 }
             }
-            _ => match self.sim.net.net.get_option(net, level, name) {
+            _ => match self.net.net.get_option(net, level, name) {
                 Ok(Some(v)) => v,
                 _ => int(0),
             },
@@ -517,35 +513,50 @@ impl Supervisor {
         }
         ret(0)
     }
+}
 
-    /// At the exit of the eventfd2 that stands in for a new virtual socket
-    /// (socket, accept): bind the placeholder descriptor to the vnet socket,
-    /// write the peer's address for accept, and put back the caller's
-    /// registers with the descriptor as the result.
-    pub(crate) fn socket_opened(&mut self, tid: i32, pid: i32, fd: i64, opened: NewSocket) {
-        let NewSocket {
-            net,
-            nonblocking,
-            peer,
-            restore,
-        } = opened;
-        if fd >= 0 {
-            let vs = self.sim.net.add(net, nonblocking);
-            if let Some(p) = self.sim.procs.get_mut(&pid) {
-                p.fds
-                    .insert(fd as i32, crate::host::fdprobe::FdKind::Socket(vs));
-            }
-            if let Some((addr, lenp, sa)) = peer {
-                let inet6 = self
-                    .sim
-                    .net
-                    .get(vs)
-                    .is_some_and(|s| s.domain == vnet::Domain::Inet6);
-                let _ = addrs::write_out(&tracee::Process(pid), addr, lenp, sa, inet6);
-            }
-        } else {
-            let _ = self.sim.net.net.close(net, self.sim.clock.now());
+impl Sim {
+    /// The kernel answered the eventfd2 standing in for a new virtual
+    /// socket (socket, accept) with descriptor `fd` of `pid`: bind it to
+    /// the vnet socket and write the peer's address for accept; on the
+    /// kernel's error (`fd` < 0) close the vnet socket instead.
+    pub(crate) fn placeholder_opened(
+        &mut self,
+        mem: &impl Memory,
+        pid: i32,
+        fd: i64,
+        opened: &NewSocket,
+    ) {
+        if fd < 0 {
+            let _ = self.net.net.close(opened.net, self.clock.now());
+            return;
         }
-        let _ = tracee::put_back_regs(tid, &restore, fd as u64);
+        let vs = self.net.add(opened.net, opened.nonblocking);
+        if let Some(p) = self.procs.get_mut(&pid) {
+            p.fds
+                .insert(fd as i32, crate::host::fdprobe::FdKind::Socket(vs));
+        }
+        if let Some((addr, lenp, sa)) = opened.peer {
+            let inet6 = self
+                .net
+                .get(vs)
+                .is_some_and(|s| s.domain == vnet::Domain::Inet6);
+            let _ = addrs::write_out(mem, addr, lenp, sa, inet6);
+        }
     }
 }
+
+impl Supervisor {
+    /// At the exit of the eventfd2 that stands in for a new virtual socket:
+    /// the simulation binds the descriptor, and the caller gets its
+    /// registers back with the descriptor as the result.
+    pub(crate) fn socket_opened(&mut self, tid: i32, pid: i32, fd: i64, opened: NewSocket) {
+        self.sim
+            .placeholder_opened(&tracee::Process(pid), pid, fd, &opened);
+        let _ = tracee::put_back_regs(tid, &opened.restore, fd as u64);
+    }
+}
+
+#[cfg(test)]
+#[path = "socket_tests.rs"]
+mod tests;
