@@ -38,7 +38,7 @@ impl Supervisor {
                 {
                     let _ = tracee::put_back_regs(tid, saved, ret);
                 }
-                self.disk_exit(pid, hook, ret as i64);
+                self.sim.disk_exit(pid, hook, ret as i64);
             }
             Some(ExitHook::AppendEpollEvents {
                 buf,

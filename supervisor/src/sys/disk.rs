@@ -100,6 +100,95 @@ impl Sim {
             _ => None,
         }
     }
+
+    /// Records a disk call's effect once the kernel has returned `ret`.
+    pub(crate) fn disk_exit(&mut self, pid: i32, hook: ExitHook, ret: i64) {
+        if ret < 0 {
+            return;
+        }
+        let now = self
+            .clock
+            .read_on(self.clock_host(pid), libc::CLOCK_REALTIME);
+        match hook {
+            ExitHook::DiskOpen { disk, rel, flags } => {
+                let d = &mut self.disks.get_mut(disk).disk;
+                let ino = if flags & libc::O_CREAT != 0 {
+                    d.on_create(&rel)
+                } else {
+                    d.lookup(&rel)
+                };
+                let Ok(ino) = ino else {
+                    return;
+                };
+                if flags & libc::O_TRUNC != 0 && flags & libc::O_ACCMODE != libc::O_RDONLY {
+                    let _ = d.on_truncate(ino, 0);
+                    self.file_ids.touch(disk, ino, now);
+                }
+                if flags & libc::O_CREAT != 0 {
+                    self.touch_entry(disk, &rel, now);
+                }
+                let append = flags & libc::O_APPEND != 0;
+                if let Some(p) = self.procs.get_mut(&pid) {
+                    p.fds.insert(ret as i32, FdKind::Disk { disk, ino, append });
+                }
+            }
+            ExitHook::DiskWrite {
+                disk,
+                ino,
+                offset,
+                data,
+            } => {
+                let n = (ret as usize).min(data.len());
+                let _ = self
+                    .disks
+                    .get_mut(disk)
+                    .disk
+                    .on_write(ino, offset, &data[..n]);
+                self.file_ids.touch(disk, ino, now);
+            }
+            ExitHook::DiskChange { disk, op, .. } => {
+                let touched = match &op {
+                    DiskOp::Rename(a, b) | DiskOp::Link(a, b) => vec![a.clone(), b.clone()],
+                    DiskOp::Unlink(p) | DiskOp::Rmdir(p) | DiskOp::Mkdir(p) | DiskOp::Create(p) => {
+                        vec![p.clone()]
+                    }
+                    DiskOp::Truncate(..) | DiskOp::Fallocate(..) => Vec::new(),
+                };
+                if let DiskOp::Truncate(ino, _) | DiskOp::Fallocate(ino, ..) = &op {
+                    self.file_ids.touch(disk, *ino, now);
+                }
+                let d = &mut self.disks.get_mut(disk).disk;
+                let _ = match op {
+                    DiskOp::Rename(a, b) => d.on_rename(a, b),
+                    DiskOp::Unlink(p) => d.on_unlink(p),
+                    DiskOp::Rmdir(p) => d.on_rmdir(p),
+                    DiskOp::Mkdir(p) => d.on_mkdir(p).map(drop),
+                    DiskOp::Create(p) => d.on_create(p).map(drop),
+                    DiskOp::Link(a, b) => d.on_link(a, b),
+                    DiskOp::Truncate(ino, len) => d.on_truncate(ino, len),
+                    DiskOp::Fallocate(ino, off, len) => d.on_fallocate(ino, off, len),
+                };
+                for path in touched {
+                    self.touch_entry(disk, &path, now);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A directory entry at `rel` changed at `now`: the file it names (if
+    /// any is left) and its directory both show that change time.
+    fn touch_entry(&mut self, disk: usize, rel: &std::path::Path, now: i128) {
+        let d = &self.disks.get(disk).disk;
+        let parent = rel.parent().unwrap_or(std::path::Path::new(""));
+        let inos: Vec<vfs::Ino> = [rel, parent]
+            .iter()
+            .filter_map(|p| d.lookup(p).ok())
+            .collect();
+        for ino in inos {
+            self.file_ids.touch(disk, ino, now);
+        }
+    }
 }
 
 impl Supervisor {
@@ -383,95 +472,92 @@ impl Supervisor {
     fn file_position(&self, pid: i32, fd: i32) -> Option<u64> {
         crate::host::fdprobe::position(self.pidfd(pid)?, fd)
     }
+}
 
-    /// Records a disk call's effect once the kernel has returned `ret`.
-    pub(crate) fn disk_exit(&mut self, pid: i32, hook: ExitHook, ret: i64) {
-        if ret < 0 {
-            return;
-        }
-        let now = self
-            .sim
-            .clock
-            .read_on(self.sim.clock_host(pid), libc::CLOCK_REALTIME);
-        match hook {
-            ExitHook::DiskOpen { disk, rel, flags } => {
-                let d = &mut self.sim.disks.get_mut(disk).disk;
-                let ino = if flags & libc::O_CREAT != 0 {
-                    d.on_create(&rel)
-                } else {
-                    d.lookup(&rel)
-                };
-                let Ok(ino) = ino else {
-                    return;
-                };
-                if flags & libc::O_TRUNC != 0 && flags & libc::O_ACCMODE != libc::O_RDONLY {
-                    let _ = d.on_truncate(ino, 0);
-                    self.sim.file_ids.touch(disk, ino, now);
-                }
-                if flags & libc::O_CREAT != 0 {
-                    self.touch_entry(disk, &rel, now);
-                }
-                let append = flags & libc::O_APPEND != 0;
-                if let Some(p) = self.sim.procs.get_mut(&pid) {
-                    p.fds.insert(ret as i32, FdKind::Disk { disk, ino, append });
-                }
-            }
-            ExitHook::DiskWrite {
-                disk,
-                ino,
-                offset,
-                data,
-            } => {
-                let n = (ret as usize).min(data.len());
-                let _ = self
-                    .sim
-                    .disks
-                    .get_mut(disk)
-                    .disk
-                    .on_write(ino, offset, &data[..n]);
-                self.sim.file_ids.touch(disk, ino, now);
-            }
-            ExitHook::DiskChange { disk, op, .. } => {
-                let touched = match &op {
-                    DiskOp::Rename(a, b) | DiskOp::Link(a, b) => vec![a.clone(), b.clone()],
-                    DiskOp::Unlink(p) | DiskOp::Rmdir(p) | DiskOp::Mkdir(p) | DiskOp::Create(p) => {
-                        vec![p.clone()]
-                    }
-                    DiskOp::Truncate(..) | DiskOp::Fallocate(..) => Vec::new(),
-                };
-                if let DiskOp::Truncate(ino, _) | DiskOp::Fallocate(ino, ..) = &op {
-                    self.sim.file_ids.touch(disk, *ino, now);
-                }
-                let d = &mut self.sim.disks.get_mut(disk).disk;
-                let _ = match op {
-                    DiskOp::Rename(a, b) => d.on_rename(a, b),
-                    DiskOp::Unlink(p) => d.on_unlink(p),
-                    DiskOp::Rmdir(p) => d.on_rmdir(p),
-                    DiskOp::Mkdir(p) => d.on_mkdir(p).map(drop),
-                    DiskOp::Create(p) => d.on_create(p).map(drop),
-                    DiskOp::Link(a, b) => d.on_link(a, b),
-                    DiskOp::Truncate(ino, len) => d.on_truncate(ino, len),
-                    DiskOp::Fallocate(ino, off, len) => d.on_fallocate(ino, off, len),
-                };
-                for path in touched {
-                    self.touch_entry(disk, &path, now);
-                }
-            }
-            _ => {}
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{add_disk, world, EPOCH_SECS, PID};
+    use crate::host::fdprobe::FdKind;
+    use crate::sim::vclock::NS;
+    use crate::sim::world::{DiskOp, ExitHook};
+
+    /// Nanoseconds of REALTIME at virtual time `t`.
+    fn realtime(t: u64) -> i128 {
+        EPOCH_SECS as i128 * NS as i128 + t as i128
+    }
+
+    #[test]
+    fn an_open_that_created_a_file_tells_vfs_and_tracks_the_descriptor() {
+        let mut sim = world();
+        let _root = add_disk(&mut sim, 1 << 20);
+        sim.clock.advance_to(5);
+        let open = |flags| ExitHook::DiskOpen {
+            disk: 0,
+            rel: "f".into(),
+            flags,
+        };
+        sim.disk_exit(
+            PID,
+            open(libc::O_CREAT | libc::O_WRONLY),
+            -libc::EACCES as i64,
+        );
+        assert!(
+            sim.disks.get(0).disk.lookup("f").is_err(),
+            "failed: nothing to record"
+        );
+        sim.disk_exit(
+            PID,
+            open(libc::O_CREAT | libc::O_WRONLY | libc::O_APPEND),
+            4,
+        );
+        let ino = sim.disks.get(0).disk.lookup("f").expect("created");
+        let fd = sim.procs[&PID].fds.get(&4).copied();
+        assert!(matches!(fd, Some(FdKind::Disk { disk: 0, ino: i, append: true }) if i == ino));
+        let root = sim.disks.get(0).disk.lookup("").unwrap();
+        for i in [ino, root] {
+            assert_eq!(
+                sim.file_ids.on_disk(0, i).time_ns,
+                realtime(5),
+                "{i:?} changed now"
+            );
         }
     }
 
-    /// A directory entry at `rel` changed at `now`: the file it names (if
-    /// any is left) and its directory both show that change time.
-    fn touch_entry(&mut self, disk: usize, rel: &std::path::Path, now: i128) {
-        let d = &self.sim.disks.get(disk).disk;
-        let parent = rel.parent().unwrap_or(std::path::Path::new(""));
-        let inos: Vec<vfs::Ino> = [rel, parent]
-            .iter()
-            .filter_map(|p| d.lookup(p).ok())
-            .collect();
-        for ino in inos {
-            self.sim.file_ids.touch(disk, ino, now);
-        }
+    #[test]
+    fn a_write_records_what_the_kernel_took_and_a_rename_moves_the_entry() {
+        let mut sim = world();
+        let _root = add_disk(&mut sim, 1 << 20);
+        let ino = sim.disks.get_mut(0).disk.on_create("a").unwrap();
+        let data = b"0123456789".to_vec();
+        sim.disk_exit(
+            PID,
+            ExitHook::DiskWrite {
+                disk: 0,
+                ino,
+                offset: 2,
+                data,
+            },
+            6,
+        );
+        assert_eq!(
+            sim.disks.get(0).disk.file_len(ino).unwrap(),
+            8,
+            "a short write of 6 at 2"
+        );
+        sim.clock.advance_to(9);
+        let op = DiskOp::Rename("a".into(), "b".into());
+        sim.disk_exit(
+            PID,
+            ExitHook::DiskChange {
+                disk: 0,
+                op,
+                restore: None,
+            },
+            0,
+        );
+        let d = &sim.disks.get(0).disk;
+        assert!(d.lookup("a").is_err());
+        assert_eq!(d.lookup("b").unwrap(), ino);
+        assert_eq!(sim.file_ids.on_disk(0, ino).time_ns, realtime(9));
     }
 }
