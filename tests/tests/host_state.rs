@@ -355,3 +355,62 @@ fn report_json_counts_unsimulated_host_state() {
         );
     }
 }
+
+/// The checks both listings share: every entry's `d_ino` is the inode
+/// `stat` shows for it; `/proc/self` and `/proc/thread-self` name the
+/// namespace's pid and tid; a pipe's and a socket's `/proc/self/fd` links
+/// name the inode `fstat` shows. Returns the entries' inodes.
+fn assert_listing_and_links_agree_with_stat(out: &str) -> Vec<u64> {
+    let mut inodes = Vec::new();
+    for name in ["alpha", "beta", "gamma"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("entry {name} ")))
+            .unwrap_or_else(|| panic!("no entry {name}\n{out}"));
+        let d_ino = field(line, "entry", "d_ino");
+        assert_eq!(d_ino, field(line, "entry", "stat_ino"), "{name}\n{out}");
+        inodes.push(d_ino);
+    }
+    let pid: u64 = value(out, "getpid");
+    let tid: u64 = value(out, "gettid");
+    assert_eq!(value::<u64>(out, "self"), pid, "{out}");
+    assert_eq!(
+        value::<String>(out, "thread_self"),
+        format!("{pid}/task/{tid}"),
+        "{out}"
+    );
+    for kind in ["pipe", "socket"] {
+        let ino: u64 = value(out, &format!("{kind}_ino"));
+        assert_eq!(
+            value::<String>(out, kind),
+            format!("{kind}:[{ino}]"),
+            "{out}"
+        );
+        assert!(ino >= 1 << 20, "{kind} inode {ino} is the host's\n{out}");
+    }
+    inodes
+}
+
+/// A directory listing's inode numbers, the pids `/proc/self` names and the
+/// inodes in `/proc/self/fd` links are the simulated ones: the same in
+/// every run (on the host they change every run) and the ones `stat` and
+/// `getpid` give.
+#[test]
+fn listings_and_proc_links_show_simulated_identities() {
+    let dir = scratch_dir("dir-links-exec");
+    let run = run_twice(&Exec::program(Program::c("dir_links")).arg(&dir).seed(1));
+    run.expect_success();
+    for ino in assert_listing_and_links_agree_with_stat(run.out()) {
+        assert!(ino >= 1 << 20, "a host inode {ino}\n{run}");
+    }
+}
+
+/// On a node's data_dir the listing shows the simulated disk's inodes (vfs
+/// numbers the root 0, the files from 1: shown from 3 on).
+#[test]
+fn listing_a_data_dir_shows_disk_inodes() {
+    let out = on_a_data_dir("dir-links-disk", Program::c("dir_links"));
+    let mut inodes = assert_listing_and_links_agree_with_stat(&out);
+    inodes.sort_unstable();
+    assert_eq!(inodes, [3, 4, 5], "{out}");
+}

@@ -50,6 +50,9 @@ impl Supervisor {
             }
             Some(ExitHook::Statfs { buf, disk }) if ret == 0 => self.statfs_exit(pid, buf, disk),
             Some(ExitHook::PatchUname(addr)) if ret == 0 => self.uname_answered(pid, addr),
+            Some(ExitHook::Dirents(listing)) if (ret as i64) > 0 => {
+                self.dirents_listed(pid, ret as usize, &listing)
+            }
             Some(ExitHook::ParkUnlessReaped(saved))
                 if self.wait_probed(vtid, tid, pid, ret, &saved) =>
             {

@@ -60,6 +60,9 @@ pub enum ExitHook {
         /// The file, if it is on a simulated disk.
         disk: Option<crate::sys::stat::DiskFile>,
     },
+    /// getdents/getdents64: write the simulated inode numbers into the
+    /// listing.
+    Dirents(Box<crate::sys::dirents::Listing>),
     /// Replace the host name in the `struct utsname` at this address.
     PatchUname(u64),
     /// A non-blocking probe of wait4/waitid: if nothing was reaped, rewind the

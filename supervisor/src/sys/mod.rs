@@ -4,6 +4,7 @@
 pub mod table;
 
 mod cputime;
+pub(crate) mod dirents;
 mod disk;
 mod fd;
 mod futex;
@@ -13,6 +14,7 @@ mod itimer;
 mod machine;
 mod output;
 mod poll;
+mod proc_links;
 mod process;
 mod rtnetlink;
 mod signal;
@@ -152,6 +154,8 @@ impl Supervisor {
             SYS_stat | SYS_fstat | SYS_lstat | SYS_newfstatat | SYS_statx => {
                 self.sys_stat(c, targs)
             }
+            SYS_getdents | SYS_getdents64 => self.sys_getdents(c, targs),
+            SYS_readlink | SYS_readlinkat => self.sys_readlink(c, targs),
             SYS_nanosleep | SYS_clock_nanosleep => self.sys_sleep(c, targs),
             SYS_sched_yield => ret(0),
             SYS_futex => self.sys_futex(c, targs),

@@ -116,7 +116,7 @@ pub static ROWS: [Row; super::COUNT] = rows! {
     SYS_fdatasync Disk Modelled;
     SYS_truncate Disk Modelled;
     SYS_ftruncate Disk Modelled;
-    SYS_getdents FileInfo HostState;
+    SYS_getdents FileInfo Modelled;
     SYS_getcwd FileInfo Passed;
     SYS_chdir FileInfo Passed;
     SYS_fchdir FileInfo Passed;
@@ -127,7 +127,7 @@ pub static ROWS: [Row; super::COUNT] = rows! {
     SYS_link Disk Modelled;
     SYS_unlink Disk Modelled;
     SYS_symlink Disk Guarded { errno: EPERM, why: "on a data_dir, the disk model has no symbolic links" };
-    SYS_readlink FileInfo Passed;
+    SYS_readlink FileInfo Modelled;
     SYS_chmod FileInfo Passed;
     SYS_fchmod FileInfo Passed;
     SYS_chown FileInfo Passed;
@@ -255,7 +255,7 @@ pub static ROWS: [Row; super::COUNT] = rows! {
     SYS_epoll_ctl_old Readiness Passed;
     SYS_epoll_wait_old Readiness Passed;
     SYS_remap_file_pages Memory Passed;
-    SYS_getdents64 FileInfo HostState;
+    SYS_getdents64 FileInfo Modelled;
     SYS_set_tid_address Process Modelled;
     SYS_restart_syscall Process Passed;
     SYS_semtimedop Ipc HostState;
@@ -305,7 +305,7 @@ pub static ROWS: [Row; super::COUNT] = rows! {
     SYS_renameat Disk Modelled;
     SYS_linkat Disk Modelled;
     SYS_symlinkat Disk Guarded { errno: EPERM, why: "on a data_dir, the disk model has no symbolic links" };
-    SYS_readlinkat FileInfo Passed;
+    SYS_readlinkat FileInfo Modelled;
     SYS_fchmodat FileInfo Passed;
     SYS_faccessat FileInfo Passed;
     SYS_pselect6 Readiness Modelled;
