@@ -414,3 +414,41 @@ fn listing_a_data_dir_shows_disk_inodes() {
     inodes.sort_unstable();
     assert_eq!(inodes, [3, 4, 5], "{out}");
 }
+
+/// Resource limits are a fixed table, not the machine's or the shell's: a
+/// CI runner's open-file limit is not a laptop's. A change is kept (and
+/// inherited by a child), and the host enforces it: a limit lowered to 64
+/// stops `dup` at descriptor 63.
+#[test]
+fn resource_limits_are_the_simulated_table() {
+    let run = run_twice(&Exec::program(Program::c("rlimits")).seed(1));
+    run.expect_success();
+    let out = run.out();
+    let line = |label: &str| -> &str {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{label} ")))
+            .unwrap_or_else(|| panic!("no {label}\n{run}"))
+    };
+    assert_eq!(line("nofile"), "nofile cur=1024 max=524288", "{run}");
+    assert_eq!(
+        line("stack"),
+        "stack cur=8388608 max=18446744073709551615",
+        "{run}"
+    );
+    assert_eq!(line("nproc"), "nproc cur=63704 max=63704", "{run}");
+    assert_eq!(
+        line("prlimit_old"),
+        "prlimit_old cur=1024 max=524288",
+        "{run}"
+    );
+    assert_eq!(line("raised"), "raised cur=4096 max=524288", "{run}");
+    assert_eq!(line("cur_above_max"), "cur_above_max EINVAL", "{run}");
+    assert_eq!(line("no_such_resource"), "no_such_resource EINVAL", "{run}");
+    assert_eq!(line("child"), "child cur=4096 max=524288", "{run}");
+    assert_eq!(
+        line("lowered_to_64"),
+        "lowered_to_64 last_fd=63 EMFILE",
+        "{run}"
+    );
+    assert!(!run.stderr.contains("host's state"), "{run}");
+}

@@ -166,6 +166,10 @@ impl Supervisor {
                     .and_then(|p| self.procs.get(&p))
                     .and_then(|p| p.interp),
                 start_ns: self.clock.now(),
+                rlimits: parent
+                    .and_then(|p| self.procs.get(&p))
+                    .map(|p| p.rlimits.clone())
+                    .unwrap_or_default(),
             },
         );
     }

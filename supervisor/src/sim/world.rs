@@ -336,6 +336,8 @@ pub struct Process {
     pub interp: Option<(u64, u64)>,
     /// Scheduler time it was created at (its start time in /proc).
     pub start_ns: u64,
+    /// Its resource limits, as getrlimit shows them.
+    pub rlimits: crate::sim::rlimits::Rlimits,
 }
 
 /// Who armed a signal timer.

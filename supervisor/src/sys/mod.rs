@@ -16,6 +16,7 @@ mod output;
 mod poll;
 mod proc_links;
 mod process;
+mod rlimit;
 mod rtnetlink;
 mod signal;
 mod socket;
@@ -156,6 +157,7 @@ impl Supervisor {
                 self.sys_stat(c, targs)
             }
             SYS_getdents | SYS_getdents64 => self.sys_getdents(c, targs),
+            SYS_getrlimit | SYS_setrlimit | SYS_prlimit64 => self.sys_rlimit(c, targs),
             SYS_readlink | SYS_readlinkat => self.sys_readlink(c, targs),
             SYS_nanosleep | SYS_clock_nanosleep => self.sys_sleep(c, targs),
             SYS_sched_yield => ret(0),

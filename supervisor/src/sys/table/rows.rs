@@ -135,7 +135,7 @@ pub static ROWS: [Row; super::COUNT] = rows! {
     SYS_lchown FileInfo Passed;
     SYS_umask Process Passed;
     SYS_gettimeofday Time Modelled;
-    SYS_getrlimit Process HostState;
+    SYS_getrlimit Process Modelled;
     SYS_getrusage Process Modelled;
     SYS_sysinfo System Modelled;
     SYS_times Time Modelled;
@@ -198,7 +198,7 @@ pub static ROWS: [Row; super::COUNT] = rows! {
     SYS_prctl Process Passed;
     SYS_arch_prctl Process Passed;
     SYS_adjtimex Time Reported;
-    SYS_setrlimit Process Passed;
+    SYS_setrlimit Process Modelled;
     SYS_chroot FileInfo Passed;
     SYS_sync Disk Modelled;
     SYS_acct System Passed;
@@ -340,7 +340,7 @@ pub static ROWS: [Row; super::COUNT] = rows! {
     SYS_recvmmsg Socket Modelled;
     SYS_fanotify_init Descriptor Passed;
     SYS_fanotify_mark Descriptor Passed;
-    SYS_prlimit64 Process HostState;
+    SYS_prlimit64 Process Modelled;
     SYS_name_to_handle_at Disk Passed;
     SYS_open_by_handle_at Disk Refused { errno: EPERM, why: "a file opened by handle skips the path checks that keep data_dir files modelled" };
     SYS_clock_adjtime Time Reported;
