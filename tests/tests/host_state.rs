@@ -292,9 +292,10 @@ fn stat_elsewhere_shows_fixed_times_and_first_seen_inodes() {
 
 /// Every kind of unsimulated host-state read host_reads.c makes, as
 /// faultline names it (sorted, as report.json lists them).
-const HOST_READS: [&str; 4] = [
+const HOST_READS: [&str; 5] = [
     "clock_adjtime",
     "getitimer",
+    "getpriority",
     "open /proc/<pid>/io",
     "open /proc/cpuinfo",
 ];
@@ -305,6 +306,12 @@ fn unsimulated_host_state_is_reported_once_per_kind() {
     run.expect_success();
     // glibc counts the CPUs in /sys/devices/system/cpu: the simulated ones.
     assert_eq!(value::<u32>(run.out(), "nprocs_conf"), 3, "{run}");
+    // A kernel with HZ=250, whatever the host's.
+    assert_eq!(
+        value::<u64>(run.out(), "coarse_resolution_ns"),
+        4_000_000,
+        "{run}"
+    );
     let lines = run.faultline_lines();
     for kind in HOST_READS {
         let first = format!("warning: {kind} on host faultline reads the host's state");
