@@ -12,7 +12,7 @@ mod verbs;
 pub use exec::ExecArgs;
 pub use run::{Explore, RunArgs};
 pub use sim::SimArgs;
-pub use values::parse_seed;
+pub use values::{parse_seed, ValueError};
 pub use verbs::{CheckHistoryArgs, ReplayArgs, ShrinkArgs};
 
 use clap::{Parser, Subcommand};
