@@ -22,7 +22,7 @@ use crate::report::checks::{self, Failure};
 use crate::report::provenance;
 use crate::report::replays::Replays;
 use crate::report::summary::SeedResult;
-use crate::report::timeline::TimelineError;
+use crate::report::timeline_error::TimelineError;
 use crate::scenario::plan::FaultSpec;
 use crate::scenario::schedule_file::Schedule;
 use crate::scenario::{NodeSpec, Scenario};

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::timeline::{bad_line, BadLine, TimelineError};
+use super::timeline_error::{bad_line, BadLine, TimelineError};
 
 /// Longest log line the page embeds, in bytes; the rest is cut.
 const MAX_LINE: usize = 300;
