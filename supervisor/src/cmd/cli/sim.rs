@@ -42,9 +42,10 @@ pub struct SimArgs {
     /// runtime.Gosched) a scheduling point: every Go program gets a
     /// breakpoint there, so a loop that yields while it waits for another
     /// thread gives way at the same instruction on every run instead of
-    /// spinning until the watchdog preempts it. Off by default: it removed
-    /// the preemptions of some etcd harness seeds, but an idle 3-node etcd
-    /// cluster then spun in Go's background sweeper far more often.
+    /// spinning until the watchdog preempts it (runtime.GC's wait for the
+    /// last sweeper). Off by default: it costs thousands of stops per etcd
+    /// seed, and the background sweeper's wait, the common spin, is a
+    /// give-way point in every Go program anyway.
     #[arg(long)]
     pub go_yields: bool,
 
