@@ -4,6 +4,7 @@ mod cmd;
 mod engine;
 mod fast_path;
 mod host;
+mod path_error;
 mod report;
 mod scenario;
 mod sim;

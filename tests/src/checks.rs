@@ -24,17 +24,6 @@ pub fn run_scenario_twice_with(runner: &RunScenario, before_each: impl Fn()) -> 
     first
 }
 
-/// Runs a scenario twice and asserts the runs agree on every seed that the
-/// watchdog preempted on neither run (see [`assert_same_unpreempted_seeds`]).
-/// For programs such as Go's runtime, whose spin loops keep counters: where
-/// the watchdog stops one depends on wall time, and faultline says so.
-#[track_caller]
-pub fn run_scenario_twice_unless_preempted(runner: &RunScenario) -> ScenarioRun {
-    let (first, second) = two_runs(runner, || {});
-    assert_same_unpreempted_seeds(&first, &second);
-    first
-}
-
 /// Runs `runner` into `<artifacts>/first`, then `<artifacts>/second`.
 #[track_caller]
 fn two_runs(runner: &RunScenario, before_each: impl Fn()) -> (ScenarioRun, ScenarioRun) {
@@ -47,38 +36,6 @@ fn two_runs(runner: &RunScenario, before_each: impl Fn()) -> (ScenarioRun, Scena
     before_each();
     let second = runner.clone().artifacts(base.join("second")).run();
     (first, second)
-}
-
-/// How often the watchdog preempted a thread in `seed` (report.json).
-#[track_caller]
-fn preemptions(run: &ScenarioRun, seed: u64) -> u64 {
-    let path = run.seed_dir(seed).join("report.json");
-    let text =
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}\n{run}", path.display()));
-    let report: serde_json::Value =
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}\n{run}", path.display()));
-    report["preemptions"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("{} has no preemptions count", path.display()))
-}
-
-/// Asserts that every seed the watchdog preempted on neither run has the
-/// same verdict (trace hash, events, vtime, node outcomes) on both, and
-/// that both runs ran the same seeds.
-#[track_caller]
-pub fn assert_same_unpreempted_seeds(first: &ScenarioRun, second: &ScenarioRun) {
-    let (a, b) = (first.reports(), second.reports());
-    let seeds = |r: &[crate::SeedReport]| r.iter().map(|s| s.seed).collect::<Vec<_>>();
-    assert_eq!(seeds(&a), seeds(&b), "different seeds\n{first}\n{second}");
-    for (x, y) in a.iter().zip(&b) {
-        if preemptions(first, x.seed) == 0 && preemptions(second, y.seed) == 0 {
-            assert_eq!(
-                x, y,
-                "seed {:#018x}, never preempted: different verdicts\n{first}\n{second}",
-                x.seed
-            );
-        }
-    }
 }
 
 /// Asserts two `faultline run`s that should be identical are: same exit

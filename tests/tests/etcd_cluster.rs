@@ -1,16 +1,15 @@
 //! The etcd-binary harness (issue 6): Debian's etcd 3.4 as a 3-node cluster
 //! under the default faults, checked for linearizability — passing without
 //! a bug switch and caught with one — and etcdctl as a second unmodified Go
-//! client. Every run happens twice and must agree exactly on every seed the
-//! watchdog preempted on neither run: Go's spin loops keep counters, so
-//! where the watchdog stops one (wall time decides) can change the run, and
-//! faultline flags such a seed possibly non-deterministic.
+//! client. Every run happens twice and must agree exactly: same verdicts,
+//! trace hashes and node output on every seed (the Go runtime's wait loops
+//! are scheduling points, so the watchdog does not preempt etcd).
 
 use std::path::PathBuf;
 
 use std::time::Duration;
 
-use faultline_e2e::checks::run_scenario_twice_unless_preempted;
+use faultline_e2e::checks::run_scenario_twice;
 use faultline_e2e::paths::{scratch_dir, workspace_root};
 use faultline_e2e::{NodeOutcome, ScenarioFile, ScenarioRun};
 
@@ -28,22 +27,33 @@ fn harness(file: &str, tag: &str, duration_s: u32) -> ScenarioFile {
     let text = text
         .replace("../../target/release/", &format!("{}/", bins.display()))
         .replace(
-            "\"--from\", \"13s\"",
-            &format!("\"--from\", \"{}s\"", duration_s - 1),
-        )
-        .replace(
             "duration = \"15s\"",
             &format!("duration = \"{duration_s}s\""),
-        )
-        .replace(
-            "\"--duration\", \"12s\"",
-            &format!("\"--duration\", \"{}s\"", duration_s - 2),
-        )
-        .replace(
-            "/tmp/faultline-etcd/",
-            &format!("/tmp/faultline-etcd-{tag}/"),
         );
+    // The workload stops 2 s before the end; the replicas are compared in
+    // the last second.
+    let text = with_arg(&text, "--from", &format!("{}s", duration_s - 1));
+    let text = with_arg(&text, "--duration", &format!("{}s", duration_s - 2)).replace(
+        "/tmp/faultline-etcd/",
+        &format!("/tmp/faultline-etcd-{tag}/"),
+    );
     ScenarioFile::raw(&scratch_dir(&format!("etcd-{tag}")), file, &text)
+}
+
+/// `text` with the value after every `"FLAG", ` in a command array replaced.
+fn with_arg(text: &str, flag: &str, value: &str) -> String {
+    let key = format!("\"{flag}\", \"");
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(&key) {
+        let value_start = at + key.len();
+        let value_end = value_start + rest[value_start..].find('"').expect("closing quote");
+        out.push_str(&rest[..value_start]);
+        out.push_str(value);
+        rest = &rest[value_end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A node's stdout artifact of one seed.
@@ -57,7 +67,7 @@ fn stdout_of(run: &ScenarioRun, seed: u64, node: &str) -> String {
 
 #[test]
 fn three_node_cluster_under_default_faults_is_linearizable() {
-    let run = run_scenario_twice_unless_preempted(
+    let run = run_scenario_twice(
         &harness("etcd3.toml", "ok", 12)
             .runner()
             .seeds(2)
@@ -91,7 +101,7 @@ fn three_node_cluster_under_default_faults_is_linearizable() {
 
 #[test]
 fn lying_fsync_is_caught() {
-    let run = run_scenario_twice_unless_preempted(
+    let run = run_scenario_twice(
         &harness("etcd3-lying-fsync.toml", "lying", 12)
             .runner()
             .seeds(2)
@@ -112,7 +122,7 @@ fn lying_fsync_is_caught() {
 /// depends on the seed's timing).
 #[test]
 fn split_brain_is_caught_by_the_election_safety_probe() {
-    let run = run_scenario_twice_unless_preempted(
+    let run = run_scenario_twice(
         &harness("etcd3-split-brain.toml", "split", 6)
             .runner()
             .seeds(3)
@@ -154,7 +164,7 @@ fn etcdctl_puts_and_gets_through_different_members() {
         ));
     }
     text.push_str("\n[[node]]\nname = \"c1\"\ncommand = [\"/bin/sh\", \"-c\", \"sleep 5; etcdctl --endpoints http://n1:2379 put k v && etcdctl --endpoints http://n3:2379 get k\"]\n");
-    let run = run_scenario_twice_unless_preempted(
+    let run = run_scenario_twice(
         &ScenarioFile::raw(&dir, "etcdctl.toml", &text)
             .runner()
             .seed(9)
@@ -170,7 +180,7 @@ fn etcdctl_puts_and_gets_through_different_members() {
 /// probe) shows within the file's first 3 seeds.
 #[test]
 fn force_new_cluster_is_caught() {
-    let run = run_scenario_twice_unless_preempted(
+    let run = run_scenario_twice(
         &harness("etcd3-force-new-cluster.toml", "fnc", 12)
             .runner()
             .seeds(3)

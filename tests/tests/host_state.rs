@@ -292,9 +292,10 @@ fn stat_elsewhere_shows_fixed_times_and_first_seen_inodes() {
 
 /// Every kind of unsimulated host-state read host_reads.c makes, as
 /// faultline names it (sorted, as report.json lists them).
-const HOST_READS: [&str; 4] = [
+const HOST_READS: [&str; 5] = [
     "clock_adjtime",
     "getitimer",
+    "getpriority",
     "open /proc/<pid>/io",
     "open /proc/cpuinfo",
 ];
@@ -305,6 +306,12 @@ fn unsimulated_host_state_is_reported_once_per_kind() {
     run.expect_success();
     // glibc counts the CPUs in /sys/devices/system/cpu: the simulated ones.
     assert_eq!(value::<u32>(run.out(), "nprocs_conf"), 3, "{run}");
+    // A kernel with HZ=250, whatever the host's.
+    assert_eq!(
+        value::<u64>(run.out(), "coarse_resolution_ns"),
+        4_000_000,
+        "{run}"
+    );
     let lines = run.faultline_lines();
     for kind in HOST_READS {
         let first = format!("warning: {kind} on host faultline reads the host's state");
@@ -354,4 +361,101 @@ fn report_json_counts_unsimulated_host_state() {
             "{report}"
         );
     }
+}
+
+/// The checks both listings share: every entry's `d_ino` is the inode
+/// `stat` shows for it; `/proc/self` and `/proc/thread-self` name the
+/// namespace's pid and tid; a pipe's and a socket's `/proc/self/fd` links
+/// name the inode `fstat` shows. Returns the entries' inodes.
+fn assert_listing_and_links_agree_with_stat(out: &str) -> Vec<u64> {
+    let mut inodes = Vec::new();
+    for name in ["alpha", "beta", "gamma"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("entry {name} ")))
+            .unwrap_or_else(|| panic!("no entry {name}\n{out}"));
+        let d_ino = field(line, "entry", "d_ino");
+        assert_eq!(d_ino, field(line, "entry", "stat_ino"), "{name}\n{out}");
+        inodes.push(d_ino);
+    }
+    let pid: u64 = value(out, "getpid");
+    let tid: u64 = value(out, "gettid");
+    assert_eq!(value::<u64>(out, "self"), pid, "{out}");
+    assert_eq!(
+        value::<String>(out, "thread_self"),
+        format!("{pid}/task/{tid}"),
+        "{out}"
+    );
+    for kind in ["pipe", "socket"] {
+        let ino: u64 = value(out, &format!("{kind}_ino"));
+        assert_eq!(
+            value::<String>(out, kind),
+            format!("{kind}:[{ino}]"),
+            "{out}"
+        );
+        assert!(ino >= 1 << 20, "{kind} inode {ino} is the host's\n{out}");
+    }
+    inodes
+}
+
+/// A directory listing's inode numbers, the pids `/proc/self` names and the
+/// inodes in `/proc/self/fd` links are the simulated ones: the same in
+/// every run (on the host they change every run) and the ones `stat` and
+/// `getpid` give.
+#[test]
+fn listings_and_proc_links_show_simulated_identities() {
+    let dir = scratch_dir("dir-links-exec");
+    let run = run_twice(&Exec::program(Program::c("dir_links")).arg(&dir).seed(1));
+    run.expect_success();
+    for ino in assert_listing_and_links_agree_with_stat(run.out()) {
+        assert!(ino >= 1 << 20, "a host inode {ino}\n{run}");
+    }
+}
+
+/// On a node's data_dir the listing shows the simulated disk's inodes (vfs
+/// numbers the root 0, the files from 1: shown from 3 on).
+#[test]
+fn listing_a_data_dir_shows_disk_inodes() {
+    let out = on_a_data_dir("dir-links-disk", Program::c("dir_links"));
+    let mut inodes = assert_listing_and_links_agree_with_stat(&out);
+    inodes.sort_unstable();
+    assert_eq!(inodes, [3, 4, 5], "{out}");
+}
+
+/// Resource limits are a fixed table, not the machine's or the shell's: a
+/// CI runner's open-file limit is not a laptop's. A change is kept (and
+/// inherited by a child), and the host enforces it: a limit lowered to 64
+/// stops `dup` at descriptor 63.
+#[test]
+fn resource_limits_are_the_simulated_table() {
+    let run = run_twice(&Exec::program(Program::c("rlimits")).seed(1));
+    run.expect_success();
+    let out = run.out();
+    let line = |label: &str| -> &str {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{label} ")))
+            .unwrap_or_else(|| panic!("no {label}\n{run}"))
+    };
+    assert_eq!(line("nofile"), "nofile cur=1024 max=524288", "{run}");
+    assert_eq!(
+        line("stack"),
+        "stack cur=8388608 max=18446744073709551615",
+        "{run}"
+    );
+    assert_eq!(line("nproc"), "nproc cur=63704 max=63704", "{run}");
+    assert_eq!(
+        line("prlimit_old"),
+        "prlimit_old cur=1024 max=524288",
+        "{run}"
+    );
+    assert_eq!(line("raised"), "raised cur=4096 max=524288", "{run}");
+    assert_eq!(line("cur_above_max"), "cur_above_max EINVAL", "{run}");
+    assert_eq!(line("no_such_resource"), "no_such_resource EINVAL", "{run}");
+    assert_eq!(line("child"), "child cur=4096 max=524288", "{run}");
+    assert_eq!(
+        line("lowered_to_64"),
+        "lowered_to_64 last_fd=63 EMFILE",
+        "{run}"
+    );
+    assert!(!run.stderr.contains("host's state"), "{run}");
 }

@@ -1,5 +1,5 @@
-//! Real servers from Debian packages, which nobody here wrote, give the same
-//! run for the same seed. memcached's `stats` answer carries its pid, uptime,
+//! Real servers and tools from Debian packages, which nobody here wrote,
+//! give the same run for the same seed. memcached's `stats` answer carries its pid, uptime,
 //! clock and CPU time (getrusage); before CPU time was virtual it differed on
 //! every run.
 
@@ -114,4 +114,47 @@ fn redis_info_is_the_same_on_every_run_and_from_any_directory() {
     );
     assert_eq!(info("aof_last_write_status"), "ok", "{out}");
     assert_eq!(info("used_cpu_sys"), "0.000000", "{out}");
+}
+
+/// Debian's git committing into a node's data_dir while the node crashes
+/// about every 2 s (its disk losing what was not synced) and restarts. git
+/// stores file identities (stat's inode, device and times) in its index,
+/// lists directories (getdents) and names lock files after nothing
+/// host-specific: every seed must replay exactly, and the crashes must leave
+/// the damage git's defaults allow (loose objects are not fsynced: an
+/// object file left empty by a crash).
+const GIT_UNDER_CRASHES: &str = r#"name = "git-crashes"
+duration = "20s"
+
+[[node]]
+name = "n1"
+data_dir = "/data/repo"
+command = ["/bin/sh", "-c", "cd /data/repo && export HOME=/data/repo GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b && /usr/bin/git init -q . && i=0; while [ $i -lt 15 ]; do i=$((i+1)); echo $i > f$i; /usr/bin/git add -A && /usr/bin/git commit -q -m c$i; sleep 0.5; done; /usr/bin/git log --format='%H %ct %s' | head -3; /usr/bin/git fsck 2>&1 | tail -2"]
+
+[[fault]]
+kind = "crash"
+every = "2s"
+min_down = "100ms"
+max_down = "500ms"
+nodes = ["n1"]
+"#;
+
+#[test]
+fn git_under_crashes_replays_exactly() {
+    let dir = scratch_dir("git-crashes");
+    let file = ScenarioFile::raw(&dir, "git.toml", GIT_UNDER_CRASHES);
+    let run = run_scenario_twice(&file.runner().seeds(4).artifacts(dir.join("runs")));
+    run.expect_code(0);
+    let reports = run.reports();
+    assert_eq!(reports.len(), 4, "{run}");
+    let stderr_of = |seed| {
+        String::from_utf8_lossy(&run.node_output(seed, "n1", "stderr").unwrap_or_default())
+            .into_owned()
+    };
+    assert!(
+        reports
+            .iter()
+            .any(|r| stderr_of(r.seed).contains("is empty")),
+        "no crash left an empty object file\n{run}"
+    );
 }

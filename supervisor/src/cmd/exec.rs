@@ -2,18 +2,18 @@
 //! second time and compare the traces event by event.
 
 use std::fs::File;
-use std::io::Write;
-use std::time::Duration;
+use std::io::{self, Write};
+use std::path::PathBuf;
 
-use crate::cmd::cli::{ExecArgs, SimArgs};
+use crate::cmd::cli::ExecArgs;
+use crate::cmd::settings::{config, SettingsError};
 use crate::engine::{Config, Ending, Outcome, Supervisor};
-use crate::host::launch::LaunchSpec;
+use crate::host::launch::{LaunchError, LaunchSpec};
 use crate::host::seccomp;
 use crate::report::divergence::first_divergence;
-use crate::scenario::duration;
-use crate::sim::netstate::NetState;
+use crate::scenario::duration::{self, DurationError};
+use crate::sim::netstate::{NetSetupError, NetState};
 use crate::sim::trace::TraceLog;
-use crate::sim::vclock;
 use crate::sys::table as syscalls;
 
 /// Exit code when --check-determinism finds the runs differ.
@@ -34,28 +34,35 @@ pub fn run(args: &ExecArgs) -> i32 {
     }
 }
 
-/// The run settings from the shared simulation flags, for one seed.
-pub fn config(sim: &SimArgs, seed: u64) -> Result<Config, String> {
-    Ok(Config {
-        seed,
-        epoch_secs: vclock::parse_epoch(&sim.epoch)?,
-        cpus: sim.cpus,
-        step_cost_ns: duration::parse_ns(&sim.step_cost)?,
-        spin_limit: Duration::from_nanos(duration::parse_ns(&sim.spin_limit)?.max(1_000_000)),
-        idle_limit: Duration::from_secs(10),
-        pin_cpu: !sim.no_pin,
-        signals_at: Vec::new(),
-        until_ns: None,
-        vdso: !sim.no_vdso,
-        go_yields: sim.go_yields,
-        preload: sim.preload,
-        clock_step_every: sim.clock_step_every,
-        schedule: sim.schedule(),
-        wall_deadline: None,
-    })
+/// Why `exec` could not run the program (exit 125).
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// A simulation flag does not parse.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// `--timeout` is not a duration.
+    #[error(transparent)]
+    Timeout(#[from] DurationError),
+    /// The `--trace` file cannot be created.
+    #[error("cannot write trace {path}: {source}")]
+    Trace {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: io::Error,
+    },
+    /// A pipe for the program's output, or writing that output on.
+    #[error(transparent)]
+    Output(#[from] io::Error),
+    /// The one-host network.
+    #[error(transparent)]
+    Net(#[from] NetSetupError),
+    /// The program could not be started.
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
 }
 
-fn try_run(args: &ExecArgs) -> Result<i32, String> {
+fn try_run(args: &ExecArgs) -> Result<i32, ExecError> {
     let mut cfg = config(&args.sim, args.seed)?;
     cfg.signals_at = args.signal_at.clone();
     cfg.until_ns = args
@@ -74,9 +81,10 @@ fn try_run(args: &ExecArgs) -> Result<i32, String> {
         cwd: None,
     };
     let trace_file = match &args.trace {
-        Some(p) => {
-            Some(File::create(p).map_err(|e| format!("cannot write trace {}: {e}", p.display()))?)
-        }
+        Some(p) => Some(File::create(p).map_err(|source| ExecError::Trace {
+            path: p.clone(),
+            source,
+        })?),
         None => None,
     };
     if !args.check_determinism {
@@ -89,12 +97,8 @@ fn try_run(args: &ExecArgs) -> Result<i32, String> {
     let (first, out, errout) = captured(&spec, |spec| {
         run_once(&cfg, spec, &args.host, TraceLog::new(trace_file, true))
     })?;
-    std::io::stdout()
-        .write_all(&out)
-        .map_err(|e| e.to_string())?;
-    std::io::stderr()
-        .write_all(&errout)
-        .map_err(|e| e.to_string())?;
+    io::stdout().write_all(&out)?;
+    io::stderr().write_all(&errout)?;
     print_outcome(&cfg, &first);
     let code = exit_code(&first.ending);
     let (second, _, _) = captured(&spec, |spec| {
@@ -127,13 +131,13 @@ fn try_run(args: &ExecArgs) -> Result<i32, String> {
 /// are drained concurrently; returns the outcome and the captured bytes.
 fn captured(
     spec: &LaunchSpec,
-    run: impl FnOnce(&LaunchSpec) -> Result<Outcome, String>,
-) -> Result<(Outcome, Vec<u8>, Vec<u8>), String> {
+    run: impl FnOnce(&LaunchSpec) -> Result<Outcome, ExecError>,
+) -> Result<(Outcome, Vec<u8>, Vec<u8>), ExecError> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    let pipe = || -> Result<(File, OwnedFd), String> {
+    let pipe = || -> io::Result<(File, OwnedFd)> {
         let mut fds = [0i32; 2];
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(std::io::Error::last_os_error().to_string());
+            return Err(io::Error::last_os_error());
         }
         // SAFETY: the kernel just gave us both descriptors.
         Ok(unsafe { (File::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
@@ -164,20 +168,19 @@ fn run_once(
     spec: &LaunchSpec,
     host: &str,
     trace: TraceLog,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, ExecError> {
     let work = std::env::temp_dir().join(format!("faultline-exec-{}", std::process::id()));
     let net = NetState::new(
         cfg.seed,
         vnet::NetConfig::default(),
         &[host.to_string()],
         &work,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let mut sup = Supervisor::new(cfg.clone(), trace, net, Vec::new());
     let launched = sup.launch(spec, host);
     let outcome = match launched {
         Ok(()) => Ok(sup.run()),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e.into()),
     };
     let _ = std::fs::remove_dir_all(&work);
     outcome

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::path_error::{read_json, PathError};
 use crate::report::summary::Summary;
 
 /// Reads every `<DIR>/<scenario>/summary*.json` and prints the combined verdict.
@@ -51,8 +52,8 @@ pub fn merge(dirs: &[std::path::PathBuf]) -> i32 {
     i32::from(failed > 0)
 }
 
-fn collect(dir: &Path, out: &mut Vec<(String, Summary)>) -> Result<(), String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+fn collect(dir: &Path, out: &mut Vec<(String, Summary)>) -> Result<(), PathError> {
+    let entries = std::fs::read_dir(dir).map_err(PathError::io(dir))?;
     let mut scenario_dirs: Vec<_> = entries
         .filter_map(|e| e.ok())
         .map(|e| e.path())
@@ -61,7 +62,7 @@ fn collect(dir: &Path, out: &mut Vec<(String, Summary)>) -> Result<(), String> {
     scenario_dirs.sort();
     for sdir in scenario_dirs {
         let mut files: Vec<_> = std::fs::read_dir(&sdir)
-            .map_err(|e| format!("{}: {e}", sdir.display()))?
+            .map_err(PathError::io(&sdir))?
             .filter_map(|e| e.ok())
             .map(|e| e.path())
             .filter(|p| {
@@ -72,9 +73,7 @@ fn collect(dir: &Path, out: &mut Vec<(String, Summary)>) -> Result<(), String> {
             .collect();
         files.sort();
         for f in files {
-            let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-            let s: Summary =
-                serde_json::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))?;
+            let s: Summary = read_json(&f)?;
             out.push((f.display().to_string(), s));
         }
     }

@@ -14,5 +14,6 @@ pub mod results;
 pub mod run;
 pub mod seed;
 pub mod seeds;
+pub mod settings;
 pub mod shrink;
 pub mod verdict;

@@ -7,16 +7,60 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use crate::cmd::cli::RunArgs;
-use crate::cmd::run::{seed_dir, RunError};
+use crate::cmd::cli::{RunArgs, ValueError};
+use crate::cmd::run::seed_dir;
 use crate::cmd::seed::SeedJob;
 use crate::host::interrupt;
-use crate::report::artifacts::Report;
+use crate::path_error::PathError;
+use crate::report::artifacts::read_report;
 use crate::report::summary::SeedResult;
+
+/// Why the workers could not run the seeds (faultline's failure, exit 125).
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// This process's own binary cannot be found to start workers from.
+    #[error("cannot find the faultline binary: {0}")]
+    Exe(std::io::Error),
+    /// The settings cannot be encoded for the workers.
+    #[error("{0}")]
+    Settings(serde_json::Error),
+    /// A worker cannot be started.
+    #[error("cannot start a faultline worker: {0}")]
+    Spawn(std::io::Error),
+    /// A worker cannot be waited for.
+    #[error("{0}")]
+    Wait(std::io::Error),
+    /// A worker ended without leaving its seed's report.
+    #[error("seed 0x{seed:016x}: the worker ended with {status} and no report ({why}): {stderr}")]
+    NoReport {
+        /// The worker's seed.
+        seed: u64,
+        /// How the worker ended.
+        status: ExitStatus,
+        /// Why there is no report to read.
+        why: MissingReport,
+        /// What the worker printed, trimmed.
+        stderr: String,
+    },
+}
+
+/// Why a finished worker's seed has no report to read.
+#[derive(Debug, thiserror::Error)]
+pub enum MissingReport {
+    /// It exited 2: whatever report.json is there is an older run's.
+    #[error("it refused its input")]
+    Refused,
+    /// report.json is missing or unreadable.
+    #[error(transparent)]
+    File(#[from] PathError),
+    /// report.json's seed or trace hash does not parse.
+    #[error(transparent)]
+    Value(#[from] ValueError),
+}
 
 /// A running worker: its seed's index and seed, the process, its stderr.
 struct Worker {
@@ -26,11 +70,9 @@ struct Worker {
     stderr: Receiver<Vec<u8>>,
 }
 
-fn spawn(args: &RunArgs, job: &SeedJob, index: usize, seed: u64) -> Result<Worker, RunError> {
-    let fail = |e: String| RunError::Faultline(e);
-    let exe = std::env::current_exe()
-        .map_err(|e| fail(format!("cannot find the faultline binary: {e}")))?;
-    let settings = serde_json::to_string(job.sim).map_err(|e| fail(e.to_string()))?;
+fn spawn(args: &RunArgs, job: &SeedJob, index: usize, seed: u64) -> Result<Worker, WorkerError> {
+    let exe = std::env::current_exe().map_err(WorkerError::Exe)?;
+    let settings = serde_json::to_string(job.sim).map_err(WorkerError::Settings)?;
     let parent = std::process::id() as libc::pid_t;
     let mut command = Command::new(exe);
     command
@@ -72,9 +114,7 @@ fn spawn(args: &RunArgs, job: &SeedJob, index: usize, seed: u64) -> Result<Worke
             Ok(())
         });
     }
-    let mut child = command
-        .spawn()
-        .map_err(|e| fail(format!("cannot start a faultline worker: {e}")))?;
+    let mut child = command.spawn().map_err(WorkerError::Spawn)?;
     let mut pipe = child.stderr.take().expect("piped stderr");
     let (tx, stderr) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -96,7 +136,7 @@ pub fn run_seeds(
     args: &RunArgs,
     job: &SeedJob,
     seeds: &[u64],
-) -> Result<Vec<SeedResult>, RunError> {
+) -> Result<Vec<SeedResult>, WorkerError> {
     let mut queue = seeds.iter().copied().enumerate();
     let mut running: Vec<Worker> = Vec::new();
     let mut done: BTreeMap<usize, (SeedResult, Vec<u8>)> = BTreeMap::new();
@@ -126,22 +166,17 @@ pub fn run_seeds(
             continue;
         };
         let mut w = running.remove(k);
-        let status = w
-            .child
-            .wait()
-            .map_err(|e| RunError::Faultline(e.to_string()))?;
+        let status = w.child.wait().map_err(WorkerError::Wait)?;
         let stderr = w.stderr.recv().unwrap_or_default();
         let result = match status.code() {
-            // Bad input: whatever report.json is there is an older run's.
-            Some(2) => Err("it refused its input".to_string()),
+            Some(2) => Err(MissingReport::Refused),
             _ => worker_result(args, job, w.seed),
         };
-        let result = result.map_err(|e| {
-            RunError::Faultline(format!(
-                "seed 0x{:016x}: the worker ended with {status} and no report ({e}): {}",
-                w.seed,
-                String::from_utf8_lossy(&stderr).trim()
-            ))
+        let result = result.map_err(|why| WorkerError::NoReport {
+            seed: w.seed,
+            status,
+            why,
+            stderr: String::from_utf8_lossy(&stderr).trim().to_string(),
         })?;
         failed |= !result.pass;
         done.insert(w.index, (result, stderr));
@@ -158,10 +193,7 @@ pub fn run_seeds(
 }
 
 /// The result a worker recorded in its seed's report.json.
-fn worker_result(args: &RunArgs, job: &SeedJob, seed: u64) -> Result<SeedResult, String> {
-    let path = seed_dir(args, job.sc, seed).join("report.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let report: Report =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    SeedResult::from_report(&report)
+fn worker_result(args: &RunArgs, job: &SeedJob, seed: u64) -> Result<SeedResult, MissingReport> {
+    let report = read_report(&seed_dir(args, job.sc, seed))?;
+    Ok(SeedResult::from_report(&report)?)
 }

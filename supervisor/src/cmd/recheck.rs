@@ -5,8 +5,9 @@
 
 use std::path::Path;
 
-use crate::cmd::seed::{run_judged, SeedJob};
+use crate::cmd::seed::{run_judged, SeedError, SeedJob};
 use crate::engine::Outcome;
+use crate::path_error::PathError;
 use crate::report::artifacts::{self, Verdict};
 use crate::report::checks::Failure;
 use crate::report::divergence::{first_divergence, Divergence};
@@ -48,7 +49,7 @@ pub(crate) fn second_run(
     seed: u64,
     dir: &Path,
     first: &Outcome,
-) -> Result<Option<Replays>, String> {
+) -> Result<Option<Replays>, SeedError> {
     let again = dir.join(RECHECK_DIR);
     let once = SeedJob {
         recheck: Recheck::Never,
@@ -62,9 +63,7 @@ pub(crate) fn second_run(
         let _ = std::fs::remove_dir_all(&again);
         return Ok(Some(Replays::Identical));
     }
-    let read = |d: &Path| {
-        read_lines(&d.join(artifacts::TRACE)).map_err(|e| format!("{}: {e}", d.display()))
-    };
+    let read = |d: &Path| read_lines(&d.join(artifacts::TRACE)).map_err(PathError::io(d));
     let divergence = first_divergence(read(dir)?, read(&again)?).unwrap_or(Divergence {
         // The hash is over the lines, so equal files with another hash
         // mean a trace file was cut short (a full disk): the runs differ

@@ -6,23 +6,63 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cmd::cli::{parse_seed, ReplayArgs};
-use crate::cmd::seed::{run_seed, SeedJob};
-use crate::report::artifacts::{Report, Verdict, SCENARIO_COPY, TRACE};
+use crate::cmd::cli::{parse_seed, ReplayArgs, ValueError};
+use crate::cmd::seed::{run_seed, SeedError, SeedJob};
+use crate::path_error::PathError;
+use crate::report::artifacts::{read_report, Report, Verdict, SCENARIO_COPY, TRACE};
 use crate::report::divergence::first_divergence;
 use crate::report::provenance;
-use crate::scenario;
-use crate::scenario::schedule_file::Schedule;
+use crate::scenario::schedule_file::{Schedule, ScheduleError};
+use crate::scenario::{self, ScenarioError};
 use crate::sim::trace::read_lines;
 
 /// Exit code: the replay's trace differs from the recorded one.
 const EXIT_DIVERGED: i32 = 3;
 
-/// DIR/report.json.
-fn read_report(dir: &Path) -> Result<Report, String> {
-    let path = dir.join("report.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+/// Why a seed's artifact directory cannot be replayed or pinned (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// report.json, the scenario file or its copy cannot be read or written.
+    #[error(transparent)]
+    File(#[from] PathError),
+    /// report.json's seed or trace hash does not parse.
+    #[error(transparent)]
+    Value(#[from] ValueError),
+    /// The recorded scenario text is no longer valid.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// faults.json is unusable.
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
+    /// The scenario file now names another scenario.
+    #[error("{file} now names scenario {now:?}, not {recorded:?}")]
+    Renamed {
+        /// The scenario file.
+        file: String,
+        /// The name in it now.
+        now: String,
+        /// The name report.json recorded.
+        recorded: String,
+    },
+    /// The same, for `pin`, which would write into that file.
+    #[error("{file} now names scenario {now:?}, not {recorded:?}: not pinning there")]
+    PinRenamed {
+        /// The scenario file.
+        file: String,
+        /// The name in it now.
+        now: String,
+        /// The name report.json recorded.
+        recorded: String,
+    },
+    /// `--artifacts` names a directory with something in it.
+    #[error("--artifacts {0}: not an empty directory; replay never overwrites a run")]
+    NotEmpty(PathBuf),
+    /// Every replay-N name is taken.
+    #[error("no free replay-N directory")]
+    NoFreeDir,
+    /// The replay could not be run.
+    #[error(transparent)]
+    Seed(#[from] SeedError),
 }
 
 /// Runs the recorded seed again into a new directory and compares.
@@ -37,11 +77,11 @@ pub fn replay(args: &ReplayArgs) -> i32 {
 }
 
 /// The scenario text that ran: the copy in DIR (older artifacts: the file).
-fn recorded_scenario(dir: &Path, file: &Path) -> Result<String, String> {
+fn recorded_scenario(dir: &Path, file: &Path) -> Result<String, PathError> {
     let copy = dir.join(SCENARIO_COPY);
     let text = match std::fs::read_to_string(&copy) {
         Ok(text) => text,
-        Err(_) => std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?,
+        Err(_) => std::fs::read_to_string(file).map_err(PathError::io(file))?,
     };
     if std::fs::read_to_string(file).is_ok_and(|now| now != text) {
         eprintln!(
@@ -54,22 +94,19 @@ fn recorded_scenario(dir: &Path, file: &Path) -> Result<String, String> {
 }
 
 /// Where the replay goes: `--artifacts` (new or empty), else DIR/replay-N.
-fn output_dir(args: &ReplayArgs) -> Result<PathBuf, String> {
+fn output_dir(args: &ReplayArgs) -> Result<PathBuf, ReplayError> {
     if let Some(out) = &args.artifacts {
         let same = out.canonicalize().ok() == args.dir.canonicalize().ok() && out.exists();
         let used = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some());
         if same || used {
-            return Err(format!(
-                "--artifacts {}: not an empty directory; replay never overwrites a run",
-                out.display()
-            ));
+            return Err(ReplayError::NotEmpty(out.clone()));
         }
         return Ok(out.clone());
     }
     (1..)
         .map(|n| args.dir.join(format!("replay-{n}")))
         .find(|p| !p.exists())
-        .ok_or_else(|| "no free replay-N directory".to_string())
+        .ok_or(ReplayError::NoFreeDir)
 }
 
 /// Warns about what changed since the recorded run, naming the files: the
@@ -105,17 +142,18 @@ pub(crate) struct Recorded {
 
 impl Recorded {
     /// Reads DIR's report.json and scenario copy.
-    pub(crate) fn read(dir: &Path) -> Result<Recorded, String> {
+    pub(crate) fn read(dir: &Path) -> Result<Recorded, ReplayError> {
         let rec = read_report(dir)?;
         let seed = parse_seed(&rec.seed)?;
         let file = PathBuf::from(&rec.file);
         let text = recorded_scenario(dir, &file)?;
-        let sc = scenario::parse(&file, &text).map_err(|e| e.to_string())?;
+        let sc = scenario::parse(&file, &text)?;
         if sc.name != rec.scenario {
-            return Err(format!(
-                "{} now names scenario {:?}, not {:?}",
-                rec.file, sc.name, rec.scenario
-            ));
+            return Err(ReplayError::Renamed {
+                file: rec.file,
+                now: sc.name,
+                recorded: rec.scenario,
+            });
         }
         Ok(Recorded {
             dir: dir.to_path_buf(),
@@ -128,13 +166,13 @@ impl Recorded {
     }
 
     /// The seed's fault plan as its faults.json recorded it.
-    pub(crate) fn schedule(&self) -> Result<Schedule, String> {
-        Schedule::read(&self.dir.join("faults.json"), &self.sc).map_err(|e| e.to_string())
+    pub(crate) fn schedule(&self) -> Result<Schedule, ScheduleError> {
+        Schedule::read(&self.dir.join("faults.json"), &self.sc)
     }
 
     /// A job that runs the seed as recorded: its settings, and its recorded
     /// schedule if it ran one.
-    pub(crate) fn job(&self, seed_timeout: u64) -> Result<SeedJob<'_>, String> {
+    pub(crate) fn job(&self, seed_timeout: u64) -> Result<SeedJob<'_>, ReplayError> {
         let job = SeedJob::new(
             &self.sc,
             &self.file,
@@ -149,7 +187,7 @@ impl Recorded {
     }
 }
 
-fn try_replay(args: &ReplayArgs) -> Result<i32, String> {
+fn try_replay(args: &ReplayArgs) -> Result<i32, ReplayError> {
     let recorded = Recorded::read(&args.dir)?;
     let (rec, seed) = (&recorded.rec, recorded.seed);
     let out = output_dir(args)?;
@@ -223,16 +261,17 @@ pub fn pin(dir: &Path) -> i32 {
     }
 }
 
-fn try_pin(dir: &Path) -> Result<(), String> {
+fn try_pin(dir: &Path) -> Result<(), ReplayError> {
     let rec = read_report(dir)?;
     let seed = parse_seed(&rec.seed)?;
     let file = Path::new(&rec.file);
-    let sc = scenario::load(file).map_err(|e| e.to_string())?;
+    let sc = scenario::load(file)?;
     if sc.name != rec.scenario {
-        return Err(format!(
-            "{} now names scenario {:?}, not {:?}: not pinning there",
-            rec.file, sc.name, rec.scenario
-        ));
+        return Err(ReplayError::PinRenamed {
+            file: rec.file,
+            now: sc.name,
+            recorded: rec.scenario,
+        });
     }
     if sc.pinned.iter().any(|p| p.0 == seed) {
         eprintln!(
@@ -245,7 +284,7 @@ fn try_pin(dir: &Path) -> Result<(), String> {
         Some(f) => format!("check \"{}\" at t={:.9}s", f.check, f.t_ns as f64 / 1e9),
         None => "passed when pinned".to_string(),
     };
-    let mut text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut text = std::fs::read_to_string(file).map_err(PathError::io(file))?;
     if !text.ends_with('\n') {
         text.push('\n');
     }
@@ -253,7 +292,7 @@ fn try_pin(dir: &Path) -> Result<(), String> {
         "\n[[pinned]]\nseed = \"{}\"\nnote = {:?}\n",
         rec.seed, note
     ));
-    std::fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))?;
+    std::fs::write(file, text).map_err(PathError::io(file))?;
     eprintln!(
         "faultline: pinned seed {} in {}: every `faultline run {}` runs it first",
         rec.seed, rec.file, rec.file

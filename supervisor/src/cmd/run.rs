@@ -5,15 +5,19 @@
 use std::path::PathBuf;
 
 use crate::cmd::cli::{RunArgs, SimArgs};
-use crate::cmd::exec::config;
-use crate::cmd::seed::{run_seed, SeedJob};
+use crate::cmd::parallel::WorkerError;
+use crate::cmd::results::ResultsError;
+use crate::cmd::seed::{run_seed, SeedError, SeedJob};
+use crate::cmd::seeds::SeedsError;
+use crate::cmd::settings::{config, SettingsError};
 use crate::cmd::verdict;
 use crate::engine::signal_name;
 use crate::host::interrupt;
+use crate::path_error::PathError;
 use crate::report::artifacts::{self, Verdict};
 use crate::report::summary::{SeedResult, Summary};
-use crate::scenario::schedule_file::Schedule;
-use crate::scenario::{self, Scenario};
+use crate::scenario::schedule_file::{Schedule, ScheduleError};
+use crate::scenario::{self, Scenario, ScenarioError};
 
 /// Exit code: every seed passed.
 const EXIT_PASS: i32 = 0;
@@ -27,22 +31,73 @@ const EXIT_FAULTLINE_ERROR: i32 = crate::cmd::exec::EXIT_FAULTLINE_ERROR;
 /// `exec --check-determinism`'s).
 const EXIT_NONDETERMINISTIC: i32 = crate::cmd::exec::EXIT_NONDETERMINISTIC;
 
-/// Why `run` could not do its job.
+/// Why `run` could not do its job: bad input (exit 2) or faultline's own
+/// failure (exit 125).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// The scenario or the command line is wrong (exit 2).
+    /// `--worker-settings` is not what a parent writes (bad input).
+    #[error("--worker-settings: {0}")]
+    WorkerSettings(serde_json::Error),
+    /// A simulation flag does not parse (bad input).
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The scenario file cannot be read (bad input).
+    #[error("{path}:0:0: cannot read: {source}")]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The scenario is invalid (bad input).
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// The seed flags select no seeds (bad input).
+    #[error(transparent)]
+    Seeds(#[from] SeedsError),
+    /// The `--results` file cannot be written (bad input: checked first).
+    #[error(transparent)]
+    ResultsFile(ResultsError),
+    /// The `--schedule` file is unusable (bad input).
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
+    /// The job cannot be prepared: the scenario file or a node's program
+    /// cannot be read (bad input).
+    #[error(transparent)]
+    Job(SeedError),
+    /// A seed could not be run or reported (faultline's failure).
+    #[error(transparent)]
+    Seed(#[from] SeedError),
+    /// The `-j` workers failed (faultline's failure).
+    #[error(transparent)]
+    Workers(#[from] WorkerError),
+    /// A seed's `--results` line cannot be written (faultline's failure).
+    #[error(transparent)]
+    ResultLine(ResultsError),
+    /// summary.json or the JUnit file cannot be written (faultline's failure).
+    #[error(transparent)]
+    File(#[from] PathError),
+    /// summary.json cannot be encoded (faultline's failure).
     #[error("{0}")]
-    BadInput(String),
-    /// faultline failed, not the program (exit 125).
-    #[error("{0}")]
-    Faultline(String),
+    Summary(serde_json::Error),
 }
 
 impl RunError {
     fn code(&self) -> i32 {
         match self {
-            RunError::BadInput(_) => EXIT_BAD_INPUT,
-            RunError::Faultline(_) => EXIT_FAULTLINE_ERROR,
+            RunError::WorkerSettings(_)
+            | RunError::Settings(_)
+            | RunError::Unreadable { .. }
+            | RunError::Scenario(_)
+            | RunError::Seeds(_)
+            | RunError::ResultsFile(_)
+            | RunError::Schedule(_)
+            | RunError::Job(_) => EXIT_BAD_INPUT,
+            RunError::Seed(_)
+            | RunError::Workers(_)
+            | RunError::ResultLine(_)
+            | RunError::File(_)
+            | RunError::Summary(_) => EXIT_FAULTLINE_ERROR,
         }
     }
 }
@@ -61,30 +116,29 @@ pub fn run(args: &RunArgs) -> i32 {
 /// The settings: the flags, or what the parent of a worker handed down.
 fn settings(args: &RunArgs) -> Result<SimArgs, RunError> {
     let sim = match &args.worker_settings {
-        Some(json) => serde_json::from_str(json)
-            .map_err(|e| RunError::BadInput(format!("--worker-settings: {e}")))?,
+        Some(json) => serde_json::from_str(json).map_err(RunError::WorkerSettings)?,
         None => args.sim.clone(),
     };
-    config(&sim, 0).map_err(RunError::BadInput)?;
+    config(&sim, 0)?;
     Ok(sim)
 }
 
 fn try_run(args: &RunArgs) -> Result<i32, RunError> {
     let sim = settings(args)?;
-    let text = std::fs::read_to_string(&args.file).map_err(|e| {
-        RunError::BadInput(format!("{}:0:0: cannot read: {e}", args.file.display()))
+    let text = std::fs::read_to_string(&args.file).map_err(|source| RunError::Unreadable {
+        path: args.file.clone(),
+        source,
     })?;
-    let sc = scenario::parse(&args.file, &text).map_err(|e| RunError::BadInput(e.to_string()))?;
-    let seeds =
-        crate::cmd::seeds::select(&sc, args).map_err(|e| RunError::BadInput(e.to_string()))?;
+    let sc = scenario::parse(&args.file, &text)?;
+    let seeds = crate::cmd::seeds::select(&sc, args)?;
+    let shard = crate::cmd::seeds::shard(args)?;
     if let Some(path) = &args.results {
-        crate::cmd::results::check_writable(path).map_err(|e| RunError::BadInput(e.to_string()))?;
+        crate::cmd::results::check_writable(path).map_err(RunError::ResultsFile)?;
     }
     let mut job =
-        SeedJob::new(&sc, &args.file, text, &sim, args.seed_timeout).map_err(RunError::BadInput)?;
+        SeedJob::new(&sc, &args.file, text, &sim, args.seed_timeout).map_err(RunError::Job)?;
     if let Some(path) = &args.schedule {
-        let schedule = Schedule::read(path, &sc).map_err(|e| RunError::BadInput(e.to_string()))?;
-        job = job.with_schedule(schedule);
+        job = job.with_schedule(Schedule::read(path, &sc)?);
     }
     job.recheck = args.recheck();
     interrupt::install();
@@ -98,14 +152,14 @@ fn try_run(args: &RunArgs) -> Result<i32, RunError> {
     let results = if args.jobs > 1 && seeds.len() > 1 {
         crate::cmd::parallel::run_seeds(args, &job, &seeds)?
     } else {
-        run_in_process(&job, args, &seeds).map_err(RunError::Faultline)?
+        run_in_process(&job, args, &seeds)?
     };
     let signal = interrupt::received();
     let code = exit_code(&results, signal);
     if args.seed_worker {
         return Ok(code);
     }
-    write_summary(args, &sc, &results).map_err(RunError::Faultline)?;
+    write_summary(args, &sc, shard, &results)?;
     let not_run: Vec<u64> = seeds
         .iter()
         .copied()
@@ -113,8 +167,7 @@ fn try_run(args: &RunArgs) -> Result<i32, RunError> {
         .collect();
     if let Some(path) = &args.junit {
         let xml = crate::report::junit::document(&sc.name, &results, &not_run);
-        std::fs::write(path, xml)
-            .map_err(|e| RunError::Faultline(format!("{}: {e}", path.display())))?;
+        std::fs::write(path, xml).map_err(PathError::io(path))?;
     }
     eprint!(
         "{}",
@@ -152,7 +205,11 @@ fn exit_code(results: &[SeedResult], signal: Option<i32>) -> i32 {
 
 /// Runs the seeds one after another in this process, with a progress bar
 /// when stderr is a terminal and plain lines otherwise.
-fn run_in_process(job: &SeedJob, args: &RunArgs, seeds: &[u64]) -> Result<Vec<SeedResult>, String> {
+fn run_in_process(
+    job: &SeedJob,
+    args: &RunArgs,
+    seeds: &[u64],
+) -> Result<Vec<SeedResult>, RunError> {
     use std::io::IsTerminal;
     let bar = (std::io::stderr().is_terminal() && seeds.len() > 1).then(|| {
         let bar = indicatif::ProgressBar::new(seeds.len() as u64);
@@ -181,7 +238,7 @@ fn run_in_process(job: &SeedJob, args: &RunArgs, seeds: &[u64]) -> Result<Vec<Se
         let r = run_seed(job, seed, &dir)?;
         if let Some(path) = &args.results {
             crate::cmd::results::append(path, &dir, started.elapsed())
-                .map_err(|e| e.to_string())?;
+                .map_err(RunError::ResultLine)?;
         }
         say(&r.text);
         failures += usize::from(!r.pass);
@@ -206,10 +263,15 @@ fn run_in_process(job: &SeedJob, args: &RunArgs, seeds: &[u64]) -> Result<Vec<Se
 }
 
 /// Writes `<artifacts>/<scenario>/summary[-shard-I-of-N].json`.
-fn write_summary(args: &RunArgs, sc: &Scenario, results: &[SeedResult]) -> Result<(), String> {
+fn write_summary(
+    args: &RunArgs,
+    sc: &Scenario,
+    shard: Option<(u64, u64)>,
+    results: &[SeedResult],
+) -> Result<(), RunError> {
     let dir = args.artifacts.join(&sc.name);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let name = match crate::cmd::seeds::shard(args).map_err(|e| e.to_string())? {
+    std::fs::create_dir_all(&dir).map_err(PathError::io(&dir))?;
+    let name = match shard {
         Some((i, n)) => format!("summary-shard-{i}-of-{n}.json"),
         None => "summary.json".to_string(),
     };
@@ -218,9 +280,10 @@ fn write_summary(args: &RunArgs, sc: &Scenario, results: &[SeedResult]) -> Resul
         scenario: sc.name.clone(),
         seeds: results.to_vec(),
     };
-    let text = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join(&name), text + "\n")
-        .map_err(|e| format!("{}/{name}: {e}", dir.display()))
+    let text = serde_json::to_string_pretty(&summary).map_err(RunError::Summary)?;
+    let path = dir.join(name);
+    std::fs::write(&path, text + "\n").map_err(PathError::io(&path))?;
+    Ok(())
 }
 
 /// `<artifacts>/<scenario>/<seed as 16 hex digits>`.

@@ -8,23 +8,25 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::cmd::cli::SimArgs;
-use crate::cmd::exec::config;
-use crate::cmd::links::StableLinks;
+use crate::cmd::cli::{SimArgs, ValueError};
+use crate::cmd::links::{LinkError, StableLinks};
 use crate::cmd::recheck::{self, Recheck};
+use crate::cmd::settings::{config, SettingsError};
 use crate::engine::probes::ProbeSpec;
 use crate::engine::{Ending, Outcome, Supervisor};
-use crate::host::launch::LaunchSpec;
+use crate::host::launch::{LaunchError, LaunchSpec};
 use crate::host::seccomp;
+use crate::path_error::PathError;
 use crate::report::artifacts::{self, Report, Verdict};
 use crate::report::checks::{self, Failure};
 use crate::report::provenance;
 use crate::report::replays::Replays;
 use crate::report::summary::SeedResult;
+use crate::report::timeline_error::TimelineError;
 use crate::scenario::plan::FaultSpec;
 use crate::scenario::schedule_file::Schedule;
 use crate::scenario::{NodeSpec, Scenario};
-use crate::sim::netstate::NetState;
+use crate::sim::netstate::{NetSetupError, NetState};
 use crate::sim::trace::TraceLog;
 use crate::sys::table as syscalls;
 
@@ -35,6 +37,53 @@ const BASE_ENV: &[(&str, &str)] = &[
     ("HOME", "/tmp"),
     ("LANG", "C.UTF-8"),
 ];
+
+/// Why a seed could not be run or reported: faultline's failure, not the
+/// program's (the program's failures are the verdict).
+#[derive(Debug, thiserror::Error)]
+pub enum SeedError {
+    /// A simulation setting does not parse.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// A file of the seed (an artifact, a program to hash) cannot be read
+    /// or written.
+    #[error(transparent)]
+    File(#[from] PathError),
+    /// The simulated network cannot be set up.
+    #[error(transparent)]
+    Net(#[from] NetSetupError),
+    /// A fixed-length link for {node_dir} or {history}.
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    /// A node's simulated disk cannot be created.
+    #[error("disk of node {node:?}: {source}")]
+    Disk {
+        /// The node.
+        node: String,
+        /// What the disk said.
+        source: vfs::VfsError,
+    },
+    /// A node's disk has no host to attach to.
+    #[error(transparent)]
+    AddDisk(LaunchError),
+    /// A node's disk directory has no canonical path to mount.
+    #[error(transparent)]
+    Mount(std::io::Error),
+    /// A node's program could not be started.
+    #[error("node {node:?}: {source}")]
+    Launch {
+        /// The node.
+        node: String,
+        /// Why.
+        source: LaunchError,
+    },
+    /// The timeline page cannot be rendered.
+    #[error(transparent)]
+    Timeline(#[from] TimelineError),
+    /// The report's seed or trace hash does not parse back.
+    #[error(transparent)]
+    Report(#[from] ValueError),
+}
 
 /// Everything a seed's run needs besides the seed: the same for every seed
 /// of one `run`.
@@ -67,8 +116,8 @@ impl<'a> SeedJob<'a> {
         text: String,
         sim: &'a SimArgs,
         seed_timeout_ns: u64,
-    ) -> Result<SeedJob<'a>, String> {
-        let file = std::path::absolute(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    ) -> Result<SeedJob<'a>, SeedError> {
+        let file = std::path::absolute(file).map_err(PathError::io(file))?;
         Ok(SeedJob {
             sc,
             file,
@@ -110,7 +159,7 @@ struct Built {
 }
 
 /// Runs one seed into `dir` (emptied first) and returns its result.
-pub fn run_seed(job: &SeedJob, seed: u64, dir: &Path) -> Result<SeedResult, String> {
+pub fn run_seed(job: &SeedJob, seed: u64, dir: &Path) -> Result<SeedResult, SeedError> {
     run_judged(job, seed, dir).map(|(result, _)| result)
 }
 
@@ -120,12 +169,12 @@ pub(crate) fn run_judged(
     job: &SeedJob,
     seed: u64,
     dir: &Path,
-) -> Result<(SeedResult, Outcome), String> {
+) -> Result<(SeedResult, Outcome), SeedError> {
     let started = Instant::now();
     let _ = std::fs::remove_dir_all(dir);
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(PathError::io(dir))?;
     let copy = dir.join(artifacts::SCENARIO_COPY);
-    std::fs::write(&copy, &job.text).map_err(|e| format!("{}: {e}", copy.display()))?;
+    std::fs::write(&copy, &job.text).map_err(PathError::io(&copy))?;
     let built = build(job, seed, dir)?;
     let outcome = built.sup.run();
     drop(built.outputs);
@@ -152,10 +201,11 @@ pub(crate) fn run_judged(
 }
 
 /// Step 1: the supervisor with every node launched on its host.
-fn build(job: &SeedJob, seed: u64, dir: &Path) -> Result<Built, String> {
+fn build(job: &SeedJob, seed: u64, dir: &Path) -> Result<Built, SeedError> {
     let sc = job.sc;
     let create = |name: String| {
-        File::create(dir.join(&name)).map_err(|e| format!("{}/{name}: {e}", dir.display()))
+        let path = dir.join(name);
+        File::create(&path).map_err(PathError::io(&path))
     };
     let mut cfg = config(job.sim, seed)?;
     cfg.until_ns = Some(sc.duration_ns);
@@ -163,10 +213,9 @@ fn build(job: &SeedJob, seed: u64, dir: &Path) -> Result<Built, String> {
     let mut names: Vec<String> = sc.nodes.iter().map(|n| n.name.clone()).collect();
     // Each invariant probe runs on a host of its own, after the nodes'.
     names.extend(sc.invariants.iter().map(|i| i.host.clone()));
-    let net =
-        NetState::new(seed, sc.net.clone(), &names, &dir.join("etc")).map_err(|e| e.to_string())?;
+    let net = NetState::new(seed, sc.net.clone(), &names, &dir.join("etc"))?;
     let trace = TraceLog::compressed(create(artifacts::TRACE.into())?)
-        .map_err(|e| format!("{}/{}: {e}", dir.display(), artifacts::TRACE))?;
+        .map_err(PathError::io(&dir.join(artifacts::TRACE)))?;
     let faults = crate::scenario::plan::enabled(&sc.faults, &sc.rules, seed);
     let plan = match &job.schedule {
         Some(schedule) => schedule.plan(),
@@ -184,7 +233,7 @@ fn build(job: &SeedJob, seed: u64, dir: &Path) -> Result<Built, String> {
         // `{node_dir}` in a node's arguments or environment is a fresh,
         // empty directory of this seed (a data directory, say).
         let node_dir = dir.join(format!("{}.d", node.name));
-        std::fs::create_dir_all(&node_dir).map_err(|e| format!("{}: {e}", node_dir.display()))?;
+        std::fs::create_dir_all(&node_dir).map_err(PathError::io(&node_dir))?;
         let node_dir = links.add(&node_dir, "dir")?;
         let expand = |s: &String| {
             s.replace("{node_dir}", &node_dir)
@@ -212,15 +261,18 @@ fn build(job: &SeedJob, seed: u64, dir: &Path) -> Result<Built, String> {
             let disk_dir = dir.join(format!("{}.disk", node.name));
             let disk = node_disk(sc, &faults, node, seed, &disk_dir)?;
             sup.add_disk(&node.name, data_dir.clone(), disk, sc.disk.size)
-                .map_err(|e| e.to_string())?;
+                .map_err(SeedError::AddDisk)?;
             // In the node's private mount namespace the disk is mounted over
             // the data_dir (made at each launch), so nothing is written to
             // the host's directory.
-            let source = disk_dir.canonicalize().map_err(|e| e.to_string())?;
+            let source = disk_dir.canonicalize().map_err(SeedError::Mount)?;
             spec.mounts = vec![(source, data_dir.clone())];
         }
         sup.launch(&spec, &node.name)
-            .map_err(|e| format!("node {:?}: {e}", node.name))?;
+            .map_err(|source| SeedError::Launch {
+                node: node.name.clone(),
+                source,
+            })?;
         if let Some(delay) = node.restart_on_exit {
             sup.restart_last_on_exit(delay, node.reboot_on_exit);
         }
@@ -244,12 +296,15 @@ fn node_disk(
     node: &NodeSpec,
     seed: u64,
     disk_dir: &Path,
-) -> Result<vfs::Disk, String> {
+) -> Result<vfs::Disk, SeedError> {
     let mut disk = vfs::Disk::new(
         disk_dir,
         crate::sim::seeds::Streams::split(seed).disk(&node.name),
     )
-    .map_err(|e| format!("disk of node {:?}: {e}", node.name))?;
+    .map_err(|source| SeedError::Disk {
+        node: node.name.clone(),
+        source,
+    })?;
     let cfg = disk.config_mut();
     for f in faults {
         match f {
@@ -351,7 +406,7 @@ fn report(
     outcome: &Outcome,
     (verdict, failure, replays): (Verdict, Option<Failure>, Option<Replays>),
     wall: Duration,
-) -> Result<Report, String> {
+) -> Result<Report, SeedError> {
     let report = Report {
         format: artifacts::FORMAT,
         scenario: job.sc.name.clone(),
@@ -380,7 +435,7 @@ fn report(
         replays,
         replay: format!("faultline replay {}", dir.display()),
     };
-    artifacts::write(dir, &report, outcome).map_err(|e| format!("{}: {e}", dir.display()))?;
+    artifacts::write(dir, &report, outcome).map_err(PathError::io(dir))?;
     crate::report::timeline::render(dir)?;
     Ok(report)
 }
@@ -399,7 +454,7 @@ fn probe_specs(
     dir: &Path,
     history_link: &str,
     cwd: &Path,
-) -> Result<(Vec<ProbeSpec>, Vec<OutputFiles>), String> {
+) -> Result<(Vec<ProbeSpec>, Vec<OutputFiles>), SeedError> {
     let nodes: Vec<String> = sc
         .nodes
         .iter()
@@ -411,7 +466,7 @@ fn probe_specs(
     for inv in &sc.invariants {
         let path = |stream: &str| dir.join(format!("{}.{stream}", inv.host));
         let (out_path, err_path) = (path("stdout"), path("stderr"));
-        let open = |p: &Path| File::create(p).map_err(|e| format!("{}: {e}", p.display()));
+        let open = |p: &Path| File::create(p).map_err(PathError::io(p));
         let (out, err) = (open(&out_path)?, open(&err_path)?);
         let mut env: Vec<(String, String)> = BASE_ENV
             .iter()

@@ -7,12 +7,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cmd::cli::ShrinkArgs;
+use crate::cmd::cli::{ShrinkArgs, ValueError};
 use crate::cmd::ddmin::{ddmin, Probe};
-use crate::cmd::replay::Recorded;
-use crate::cmd::seed::{run_seed, SeedJob};
+use crate::cmd::replay::{Recorded, ReplayError};
+use crate::cmd::seed::{run_seed, SeedError, SeedJob};
+use crate::path_error::PathError;
 use crate::report::artifacts::Verdict;
-use crate::scenario::schedule_file::{PlannedFault, Schedule};
+use crate::scenario::schedule_file::{PlannedFault, Schedule, ScheduleError};
 use crate::scenario::shrunk_file;
 
 /// Exit code: DIR is not a failing seed's artifact directory.
@@ -21,13 +22,56 @@ const EXIT_BAD_INPUT: i32 = 2;
 /// Why `shrink` could not do its job.
 #[derive(Debug, thiserror::Error)]
 pub enum ShrinkError {
-    /// DIR is not a failing seed, or its files are unusable (exit 2).
-    #[error("{0}")]
-    BadInput(String),
-    /// faultline failed, not the program: a run broke, or the recorded
-    /// schedule did not give the recorded run again (exit 125).
-    #[error("{0}")]
-    Faultline(String),
+    /// DIR cannot be read back as a seed's artifacts (bad input).
+    #[error(transparent)]
+    Recorded(#[from] ReplayError),
+    /// DIR/faults.json is unusable (bad input).
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
+    /// DIR's seed did not fail a check (bad input).
+    #[error("{dir}: not a failing seed (its verdict is {verdict}); shrink needs a seed whose check failed")]
+    NotFailing {
+        /// The artifact directory.
+        dir: PathBuf,
+        /// Its verdict, as a word.
+        verdict: &'static str,
+    },
+    /// report.json's trace hash does not parse (bad input).
+    #[error(transparent)]
+    TraceHash(ValueError),
+    /// The recorded scenario text is not TOML any more (bad input).
+    #[error("{file}: {source}")]
+    Rewrite {
+        /// The scenario file.
+        file: PathBuf,
+        /// What toml_edit said.
+        source: toml_edit::TomlError,
+    },
+    /// An attempt could not be run (faultline's failure).
+    #[error(transparent)]
+    Run(#[from] SeedError),
+    /// An attempt ended in faultline's own error (faultline's failure).
+    #[error("attempt {attempt} failed in faultline: {message}")]
+    Attempt {
+        /// The attempt's number.
+        attempt: u64,
+        /// The failure's message in its report.
+        message: String,
+    },
+    /// The whole schedule did not give the recorded run again (faultline's
+    /// failure).
+    #[error("the recorded schedule did not give the recorded run again (trace-hash 0x{hash:016x}, recorded {recorded}): see {dir}/")]
+    NotReproduced {
+        /// The first attempt's trace hash.
+        hash: u64,
+        /// The recorded trace hash, as report.json has it.
+        recorded: String,
+        /// The first attempt's directory.
+        dir: PathBuf,
+    },
+    /// DIR/shrink/ or DIR/shrunk.toml cannot be written (faultline's failure).
+    #[error(transparent)]
+    File(#[from] PathError),
     /// SIGINT or SIGTERM (exit 128+N).
     #[error("interrupted by signal {0}")]
     Interrupted(i32),
@@ -36,8 +80,15 @@ pub enum ShrinkError {
 impl ShrinkError {
     fn code(&self) -> i32 {
         match self {
-            ShrinkError::BadInput(_) => EXIT_BAD_INPUT,
-            ShrinkError::Faultline(_) => crate::cmd::exec::EXIT_FAULTLINE_ERROR,
+            ShrinkError::Recorded(_)
+            | ShrinkError::Schedule(_)
+            | ShrinkError::NotFailing { .. }
+            | ShrinkError::TraceHash(_)
+            | ShrinkError::Rewrite { .. } => EXIT_BAD_INPUT,
+            ShrinkError::Run(_)
+            | ShrinkError::Attempt { .. }
+            | ShrinkError::NotReproduced { .. }
+            | ShrinkError::File(_) => crate::cmd::exec::EXIT_FAULTLINE_ERROR,
             ShrinkError::Interrupted(sig) => 128 + sig,
         }
     }
@@ -80,18 +131,17 @@ impl Search<'_> {
         let dir = self.work.join(format!("attempt-{}", self.runs));
         let numbers: Vec<u32> = self.fixed.iter().chain(keep).copied().collect();
         self.job.schedule = Some(self.schedule.only(&numbers));
-        let result = run_seed(&self.job, self.seed, &dir).map_err(ShrinkError::Faultline)?;
+        let result = run_seed(&self.job, self.seed, &dir)?;
         if let Some(sig) = crate::host::interrupt::received() {
             return Err(ShrinkError::Interrupted(sig));
         }
         let same = result.verdict() == Verdict::Fail && result.check.as_ref() == Some(&self.check);
         let what = match (result.verdict(), &result.check) {
             (Verdict::Error, _) => {
-                return Err(ShrinkError::Faultline(format!(
-                    "attempt {} failed in faultline: {}",
-                    self.runs,
-                    result.message.unwrap_or_default()
-                )))
+                return Err(ShrinkError::Attempt {
+                    attempt: self.runs,
+                    message: result.message.unwrap_or_default(),
+                })
             }
             (Verdict::Pass, _) => "passes".to_string(),
             (_, Some(check)) if same => format!("fails {check:?}: kept"),
@@ -145,18 +195,17 @@ fn numbers_words(keep: &[u32]) -> String {
 }
 
 fn try_shrink(args: &ShrinkArgs) -> Result<(), ShrinkError> {
-    let recorded = Recorded::read(&args.dir).map_err(ShrinkError::BadInput)?;
+    let recorded = Recorded::read(&args.dir)?;
     let rec = &recorded.rec;
     let check = failing_check(&recorded)?;
-    let schedule = recorded.schedule().map_err(ShrinkError::BadInput)?;
+    let schedule = recorded.schedule()?;
     let faults = schedule.faults();
     let (fixed, candidates): (Vec<&PlannedFault>, Vec<&PlannedFault>) =
         faults.iter().partition(|f| f.is_setting());
     let numbers: Vec<u32> = candidates.iter().map(|f| f.number).collect();
     let work = args.dir.join("shrink");
     let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)
-        .map_err(|e| ShrinkError::Faultline(format!("{}: {e}", work.display())))?;
+    std::fs::create_dir_all(&work).map_err(PathError::io(&work))?;
     crate::host::interrupt::install();
     eprintln!(
         "faultline: shrinking seed {} of {:?}: check {check:?} fails with {} fault(s); at most {} run(s), in {}/",
@@ -167,9 +216,7 @@ fn try_shrink(args: &ShrinkArgs) -> Result<(), ShrinkError> {
         work.display()
     );
     let mut search = Search {
-        job: recorded
-            .job(args.seed_timeout)
-            .map_err(ShrinkError::BadInput)?,
+        job: recorded.job(args.seed_timeout)?,
         seed: recorded.seed,
         check: check.clone(),
         fixed: fixed.iter().map(|f| f.number).collect(),
@@ -183,13 +230,13 @@ fn try_shrink(args: &ShrinkArgs) -> Result<(), ShrinkError> {
     // The whole schedule first: it must be the recorded run again.
     let (same, hash) = search.attempt(&numbers, numbers.len())?;
     let recorded_hash =
-        crate::cmd::cli::parse_seed(&rec.trace_hash).map_err(ShrinkError::BadInput)?;
+        crate::cmd::cli::parse_seed(&rec.trace_hash).map_err(ShrinkError::TraceHash)?;
     if !same || hash != recorded_hash {
-        return Err(ShrinkError::Faultline(format!(
-            "the recorded schedule did not give the recorded run again (trace-hash 0x{hash:016x}, recorded {}): see {}/",
-            rec.trace_hash,
-            search.work.join("attempt-1").display()
-        )));
+        return Err(ShrinkError::NotReproduced {
+            hash,
+            recorded: rec.trace_hash.clone(),
+            dir: search.work.join("attempt-1"),
+        });
     }
     let total = numbers.len();
     let (left, finished) = ddmin(&numbers, |keep| search.probe(keep, total));
@@ -210,11 +257,10 @@ fn try_shrink(args: &ShrinkArgs) -> Result<(), ShrinkError> {
 fn failing_check(recorded: &Recorded) -> Result<String, ShrinkError> {
     match (&recorded.rec.verdict, &recorded.rec.failure) {
         (Verdict::Fail, Some(f)) => Ok(f.check.clone()),
-        (v, _) => Err(ShrinkError::BadInput(format!(
-            "{}: not a failing seed (its verdict is {}); shrink needs a seed whose check failed",
-            recorded.dir.display(),
-            v.word()
-        ))),
+        (v, _) => Err(ShrinkError::NotFailing {
+            dir: recorded.dir.clone(),
+            verdict: v.word(),
+        }),
     }
 }
 
@@ -226,15 +272,17 @@ fn write_shrunk(
     folder: &Path,
 ) -> Result<PathBuf, ShrinkError> {
     let text = shrunk_file::rewrite(&recorded.text, &recorded.sc, recorded.seed, kept, folder)
-        .map_err(|e| ShrinkError::BadInput(format!("{}: {e}", recorded.file.display())))?;
+        .map_err(|source| ShrinkError::Rewrite {
+            file: recorded.file.clone(),
+            source,
+        })?;
     let path = recorded.dir.join("shrunk.toml");
     let header = format!(
         "# Written by `faultline shrink {}`: seed {}'s faults, reduced to those its failure needs.\n",
         recorded.dir.display(),
         recorded.rec.seed
     );
-    std::fs::write(&path, header + &text)
-        .map_err(|e| ShrinkError::Faultline(format!("{}: {e}", path.display())))?;
+    std::fs::write(&path, header + &text).map_err(PathError::io(&path))?;
     Ok(path)
 }
 

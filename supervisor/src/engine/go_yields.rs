@@ -1,14 +1,21 @@
-//! Go's runtime yields in user space. Its wait loops (`runtime.GC` waiting
-//! for the last sweeper, `bgsweep`, `forEachP`) call `runtime.Gosched`,
-//! which only switches goroutines: with no other goroutine on its P the
-//! loop spins, making no system call, waiting for a thread faultline has
-//! stopped. Only the watchdog could end that spin, at a point that depends
-//! on wall time. So the runtime's yield function (`runtime.gosched_m`,
-//! which Gosched and Go 1.20's goschedIfBusy both reach) gets a breakpoint
-//! in every Go program (with `--go-yields`): each call is a scheduling
-//! point, at the same instruction on every run, where another thread may
-//! be given the turn. Found from the executable's pclntab, which survives
-//! stripping.
+//! Go's runtime waits in user space. Its wait loops (`runtime.GC` waiting
+//! for the last sweeper, `bgsweep`, `forEachP`) make no system call while
+//! they wait for a thread faultline has stopped: only the watchdog could end
+//! such a spin, at a point that depends on wall time. So breakpoints on
+//! runtime functions those loops call make them scheduling points, at the
+//! same instruction on every run. Found from the executable's pclntab,
+//! which survives stripping.
+//!
+//! * `runtime.freeSomeWbufs`, which the background sweeper calls once per
+//!   round: once when a GC cycle's sweep is done, and again on every turn
+//!   of its loop while another thread still holds a span it sweeps (the
+//!   `!isSweepDone()` case, which calls no Gosched). Always armed: its
+//!   thread gives way until the other threads of its process have had a
+//!   step, as after a watchdog preemption, so the sweeper it waits for
+//!   finishes.
+//! * `runtime.gosched_m` (what Gosched and Go 1.20's goschedIfBusy reach),
+//!   with `--go-yields`: each call is a scheduling point where another
+//!   thread may be given the turn.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -19,8 +26,29 @@ use crate::host::tracee;
 use crate::host::tracee::Memory;
 use crate::sim::world::*;
 
-/// The runtime functions whose calls become scheduling points.
+/// The runtime functions of wait loops whose calls make their thread give
+/// way to the rest of its process (always armed).
+pub const GIVE_WAY_FUNCTIONS: &[&str] = &["runtime.freeSomeWbufs"];
+
+/// The runtime functions whose calls become scheduling points with
+/// `--go-yields`.
 pub const YIELD_FUNCTIONS: &[&str] = &["runtime.gosched_m"];
+
+/// What a breakpoint's hit does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Point {
+    /// A scheduling point: any thread may be picked next.
+    Yield,
+    /// The thread waits until the other threads of its process had a step.
+    GiveWay,
+}
+
+/// A placed breakpoint: the byte its INT3 replaced, and what a hit does.
+#[derive(Debug, Clone, Copy)]
+struct Armed {
+    original: u8,
+    point: Point,
+}
 
 /// The x86 breakpoint instruction.
 const INT3: u8 = 0xcc;
@@ -30,8 +58,8 @@ const INT3: u8 = 0xcc;
 pub struct GoYields {
     /// Per executable: its yield functions (None: not Go, or unreadable).
     images: HashMap<PathBuf, Option<GoFunctions>>,
-    /// Per address space: breakpoint address → the byte the INT3 replaced.
-    armed: HashMap<u32, BTreeMap<u64, u8>>,
+    /// Per address space: breakpoint address → what is there.
+    armed: HashMap<u32, BTreeMap<u64, Armed>>,
 }
 
 impl GoYields {
@@ -47,24 +75,26 @@ impl GoYields {
         self.armed.remove(&mm);
     }
 
-    /// The byte under the breakpoint at `addr` of `mm`, if there is one.
-    fn original(&self, mm: u32, addr: u64) -> Option<u8> {
+    /// The breakpoint at `addr` of `mm`, if there is one.
+    fn at(&self, mm: u32, addr: u64) -> Option<Armed> {
         self.armed.get(&mm)?.get(&addr).copied()
     }
 }
 
 impl Supervisor {
     /// After an exec: if the new image is a Go program, puts a breakpoint on
-    /// each of its yield functions. `entry` is AT_ENTRY (where a PIE landed).
+    /// each of its give-way functions, and with `--go-yields` its yield
+    /// functions. `entry` is AT_ENTRY (where a PIE landed).
     pub(super) fn arm_go_yields(&mut self, pid: i32, mm: u32, entry: u64) {
-        if !self.cfg.go_yields {
-            return;
-        }
         let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
             return;
         };
         if !self.go_yields.images.contains_key(&exe) {
-            let found = match gosym::find_functions(&exe, YIELD_FUNCTIONS) {
+            let mut wanted = GIVE_WAY_FUNCTIONS.to_vec();
+            if self.cfg.go_yields {
+                wanted.extend_from_slice(YIELD_FUNCTIONS);
+            }
+            let found = match gosym::find_functions(&exe, &wanted) {
                 Ok(found) => found,
                 Err(e) => {
                     self.sim.report_once(
@@ -91,9 +121,20 @@ impl Supervisor {
             let armed = tracee::Process(pid)
                 .read_mem(addr, &mut byte)
                 .and_then(|()| tracee::Process(pid).write_mem(addr, &[INT3]));
+            let point = if GIVE_WAY_FUNCTIONS.contains(&name.as_str()) {
+                Point::GiveWay
+            } else {
+                Point::Yield
+            };
             match armed {
                 Ok(()) => {
-                    points.insert(addr, byte[0]);
+                    points.insert(
+                        addr,
+                        Armed {
+                            original: byte[0],
+                            point,
+                        },
+                    );
                 }
                 Err(e) => self.sim.report_once(
                     diagnostics::DiagKind::InternalError,
@@ -107,20 +148,28 @@ impl Supervisor {
         self.go_yields.armed.insert(mm, points);
     }
 
-    /// A SIGTRAP of `vtid`: if it stopped on a yield breakpoint, the thread
-    /// is put back at the function's first instruction and its step ends
-    /// here, a scheduling point. None: some other SIGTRAP.
+    /// A SIGTRAP of `vtid`: if it stopped on one of these breakpoints, the
+    /// thread is put back at the function's first instruction and its step
+    /// ends here, a scheduling point (where a give-way point also makes it
+    /// wait for the rest of its process). None: some other SIGTRAP.
     pub(super) fn on_go_yield(&mut self, vtid: Vtid, tid: i32, pid: i32) -> Option<StepEnd> {
         let mm = self.sim.procs.get(&pid)?.mm;
         let mut regs = tracee::get_regs(tid).ok()?;
         let addr = regs.rip.checked_sub(1)?;
-        self.go_yields.original(mm, addr)?;
+        let armed = self.go_yields.at(mm, addr)?;
         regs.rip = addr;
         self.set_regs_or_dead(tid, &regs);
         let th = self.sim.threads.get_mut(&vtid)?;
         th.step_over = Some(addr);
         th.state = ThreadState::Ready(Resume::Continue);
-        self.sim.record(vtid, "yield", &[addr as i64], "go");
+        let label = match armed.point {
+            Point::Yield => "go",
+            Point::GiveWay => {
+                self.give_way(vtid, pid);
+                "give-way"
+            }
+        };
+        self.sim.record(vtid, "yield", &[addr as i64], label);
         Some(StepEnd::Done)
     }
 
@@ -131,7 +180,7 @@ impl Supervisor {
     /// resume.
     pub(super) fn step_over_yield(&mut self, tid: i32, pid: i32, addr: u64) -> Option<i32> {
         let mm = self.sim.procs.get(&pid)?.mm;
-        let original = self.go_yields.original(mm, addr)?;
+        let original = self.go_yields.at(mm, addr)?.original;
         let mem = tracee::Process(pid);
         if mem.write_mem(addr, &[original]).is_err() {
             return None;

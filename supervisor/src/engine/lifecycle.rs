@@ -163,6 +163,10 @@ impl Supervisor {
                 interp: parent
                     .and_then(|p| self.sim.procs.get(&p))
                     .and_then(|p| p.interp),
+                rlimits: parent
+                    .and_then(|p| self.sim.procs.get(&p))
+                    .map(|p| p.rlimits.clone())
+                    .unwrap_or_default(),
                 ..Process::new(pid, host, vpid, mm, self.sim.clock.now())
             },
         );

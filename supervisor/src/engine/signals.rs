@@ -8,6 +8,20 @@ use crate::host::tracee::Memory;
 use crate::sim::world::*;
 
 impl Supervisor {
+    /// `vtid` of process `pid` spins on something another thread must do (a
+    /// lock holder, the last sweeper of a Go GC), most likely one of its own
+    /// process: it waits until each of those has had a step.
+    pub(super) fn give_way(&mut self, vtid: Vtid, pid: i32) {
+        let owed = self
+            .sim
+            .threads
+            .values()
+            .filter(|t| t.pid == pid && t.vtid != vtid)
+            .map(|t| t.vtid)
+            .collect();
+        self.sim.sched.preempted(vtid, owed);
+    }
+
     pub(super) fn on_signal(&mut self, vtid: Vtid, sig: i32) -> StepEnd {
         let tid = self.sim.threads[&vtid].tid;
         let pid = self.sim.threads[&vtid].pid;
@@ -22,14 +36,7 @@ impl Supervisor {
             self.preemptions += 1;
             self.forget_spin_reads(pid);
             self.hold_signals(vtid, tid);
-            let owed = self
-                .sim
-                .threads
-                .values()
-                .filter(|t| t.pid == pid && t.vtid != vtid)
-                .map(|t| t.vtid)
-                .collect();
-            self.sim.sched.preempted(vtid, owed);
+            self.give_way(vtid, pid);
             self.sim.record(vtid, "preempted", &[], "watchdog");
             let regs = tracee::get_regs(tid).ok();
             let rip = regs.map_or(0, |r| r.rip);

@@ -44,6 +44,17 @@ impl Supervisor {
                 self.set_regs_or_dead(tid, &regs);
                 self.go(pid, tid, 0, false)
             }
+            Resume::Restart if !crate::sys::signal_deliverable(pid, tid) => {
+                // Nothing for the kernel to deliver first: what the call
+                // would do when re-executed is decided here and now, as at
+                // the seccomp stop it would reach, without the round trip.
+                self.refresh_vdso(pid);
+                self.watchdog.running(pid, tid);
+                if self.dispatch(vtid, regs) && !self.group_exiting() {
+                    self.step_ended();
+                    return Ok(());
+                }
+            }
             Resume::Restart => {
                 regs.rax = regs.orig_rax;
                 regs.orig_rax = u64::MAX;
@@ -61,6 +72,13 @@ impl Supervisor {
         }
         self.run_until_stopped(vtid)
             .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+
+    /// A process whose threads are all exiting is still there: the step
+    /// goes on until it is gone.
+    fn group_exiting(&self) -> bool {
+        self.group_exit
+            .is_some_and(|pid| self.sim.procs.contains_key(&pid))
     }
 
     pub(super) fn set_regs_or_dead(&mut self, tid: i32, regs: &tracee::Regs) {
@@ -116,10 +134,7 @@ impl Supervisor {
                 }
             };
             if let StepEnd::Done = end {
-                if self
-                    .group_exit
-                    .is_some_and(|pid| self.sim.procs.contains_key(&pid))
-                {
+                if self.group_exiting() {
                     continue;
                 }
                 self.group_exit = None;

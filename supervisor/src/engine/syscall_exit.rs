@@ -54,6 +54,9 @@ impl Supervisor {
             Some(ExitHook::PatchUname(addr)) if ret == 0 => {
                 self.sim.uname_answered(&tracee::Process(pid), pid, addr)
             }
+            Some(ExitHook::Dirents(listing)) if (ret as i64) > 0 => {
+                self.dirents_listed(pid, ret as usize, &listing)
+            }
             Some(ExitHook::ParkUnlessReaped(saved))
                 if self.wait_probed(vtid, tid, pid, ret, &saved) =>
             {

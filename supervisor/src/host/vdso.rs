@@ -47,68 +47,98 @@ pub struct Layout {
     text: Range<u64>,
 }
 
+/// Why the image cannot stand in for the kernel's vDSO (what glibc's and
+/// Go's vDSO parsers would trip on, or a symbol the supervisor needs).
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    /// goblin cannot parse it.
+    #[error("not an ELF image: {0}")]
+    NotElf(#[from] goblin::error::Error),
+    /// Not exactly one PT_LOAD, or not at address and offset 0.
+    #[error("the image must be one PT_LOAD at address 0")]
+    Load,
+    /// The dynamic section the parsers read is missing.
+    #[error("the image has no PT_DYNAMIC")]
+    NoDynamic,
+    /// The image needs relocating, which no vDSO parser does.
+    #[error("the image has relocations")]
+    Relocations,
+    /// An exported function is missing.
+    #[error("the image does not export {0}")]
+    Export(&'static str),
+    /// A symbol the supervisor uses is missing.
+    #[error("the image has no {0} symbol")]
+    Symbol(&'static str),
+    /// `fl_page_addr` holds no page-aligned address.
+    #[error("fl_page_addr is not a page address")]
+    PageAddress,
+    /// `fl_inject` is not the stub the supervisor jumps to.
+    #[error("fl_inject is not `mov %r12, %rax; syscall; int3`")]
+    Inject,
+    /// No .text section to tell the image's own reads by.
+    #[error("the image has no .text")]
+    NoText,
+}
+
 /// The image's layout, validated once; an error says why the image cannot
 /// be used (and clock reads then all trap).
-pub fn layout() -> Result<&'static Layout, &'static str> {
-    static LAYOUT: OnceLock<Result<Layout, String>> = OnceLock::new();
-    LAYOUT
-        .get_or_init(|| inspect(IMAGE))
-        .as_ref()
-        .map_err(|e| e.as_str())
+pub fn layout() -> Result<&'static Layout, &'static ImageError> {
+    static LAYOUT: OnceLock<Result<Layout, ImageError>> = OnceLock::new();
+    LAYOUT.get_or_init(|| inspect(IMAGE)).as_ref()
 }
 
 /// Checks what the vDSO parsers of glibc and Go rely on: one PT_LOAD at
 /// address 0 whose addresses are file offsets, a PT_DYNAMIC, no relocations,
 /// the exported functions, and the two symbols the supervisor uses.
-fn inspect(image: &[u8]) -> Result<Layout, String> {
+fn inspect(image: &[u8]) -> Result<Layout, ImageError> {
     use goblin::elf::program_header::{PT_DYNAMIC, PT_LOAD};
-    let elf = goblin::elf::Elf::parse(image).map_err(|e| format!("not an ELF image: {e}"))?;
+    let elf = goblin::elf::Elf::parse(image)?;
     let loads: Vec<_> = elf
         .program_headers
         .iter()
         .filter(|p| p.p_type == PT_LOAD)
         .collect();
     if loads.len() != 1 || loads[0].p_vaddr != 0 || loads[0].p_offset != 0 {
-        return Err("the image must be one PT_LOAD at address 0".into());
+        return Err(ImageError::Load);
     }
     if !elf.program_headers.iter().any(|p| p.p_type == PT_DYNAMIC) {
-        return Err("the image has no PT_DYNAMIC".into());
+        return Err(ImageError::NoDynamic);
     }
     if !elf.dynrelas.is_empty() || !elf.dynrels.is_empty() || !elf.pltrelocs.is_empty() {
-        return Err("the image has relocations".into());
+        return Err(ImageError::Relocations);
     }
     for name in EXPORTS {
         let found = elf.dynsyms.iter().any(|s| {
             s.is_function() && s.st_value != 0 && elf.dynstrtab.get_at(s.st_name) == Some(name)
         });
         if !found {
-            return Err(format!("the image does not export {name}"));
+            return Err(ImageError::Export(name));
         }
     }
-    let symbol = |name: &str| {
+    let symbol = |name: &'static str| {
         elf.syms
             .iter()
             .find(|s| elf.strtab.get_at(s.st_name) == Some(name))
             .map(|s| s.st_value)
-            .ok_or(format!("the image has no {name} symbol"))
+            .ok_or(ImageError::Symbol(name))
     };
     let at = symbol("fl_page_addr")? as usize;
     let time_page = image
         .get(at..at + 8)
         .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
         .filter(|&a| a != 0 && a % PAGE_LEN == 0)
-        .ok_or("fl_page_addr is not a page address")?;
+        .ok_or(ImageError::PageAddress)?;
     let inject = symbol("fl_inject")?;
     const STUB: [u8; 6] = [0x4c, 0x89, 0xe0, 0x0f, 0x05, 0xcc]; // mov %r12,%rax; syscall; int3
     if image.get(inject as usize..inject as usize + STUB.len()) != Some(&STUB) {
-        return Err("fl_inject is not `mov %r12, %rax; syscall; int3`".into());
+        return Err(ImageError::Inject);
     }
     let text = elf
         .section_headers
         .iter()
         .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".text"))
         .map(|s| s.sh_addr..s.sh_addr + s.sh_size)
-        .ok_or("the image has no .text")?;
+        .ok_or(ImageError::NoText)?;
     Ok(Layout {
         time_page,
         inject,
@@ -167,7 +197,7 @@ impl VdsoPage {
     /// (stopped at its exec), has the process map its time page and writes
     /// the first clocks.
     pub fn install(pid: i32, base: u64, every: u32, clocks: Clocks) -> io::Result<VdsoPage> {
-        let layout = layout().map_err(io::Error::other)?;
+        let layout = layout().map_err(|e| io::Error::other(e.to_string()))?;
         let len = kernel_vdso_len() as usize;
         if len < IMAGE.len() {
             return Err(io::Error::other(format!(
@@ -311,7 +341,7 @@ mod tests {
         let inject = inspect(IMAGE).unwrap().inject as usize;
         no_trap[inject + 5] = 0x90;
         assert_eq!(
-            inspect(&no_trap).unwrap_err(),
+            inspect(&no_trap).unwrap_err().to_string(),
             "fl_inject is not `mov %r12, %rax; syscall; int3`"
         );
     }

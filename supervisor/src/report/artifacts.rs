@@ -233,6 +233,11 @@ pub fn node_reports(outcome: &Outcome) -> Vec<NodeReport> {
         .collect()
 }
 
+/// The report.json in a seed's directory `dir`.
+pub fn read_report(dir: &Path) -> Result<Report, crate::path_error::PathError> {
+    crate::path_error::read_json(&dir.join("report.json"))
+}
+
 /// Writes report.json, faults.json, net.jsonl, output.jsonl, faultline.log
 /// and timeline.txt into `dir`.
 pub fn write(dir: &Path, report: &Report, outcome: &Outcome) -> std::io::Result<()> {

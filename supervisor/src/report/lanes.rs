@@ -8,6 +8,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::timeline_error::{bad_line, BadLine, TimelineError};
+
 /// Longest log line the page embeds, in bytes; the rest is cut.
 const MAX_LINE: usize = 300;
 
@@ -39,7 +41,7 @@ pub struct OpRow(
 );
 
 /// Reads output.jsonl in `dir` (none, for artifacts written before it).
-pub fn read_marks(dir: &Path) -> Result<Vec<Mark>, String> {
+pub fn read_marks(dir: &Path) -> Result<Vec<Mark>, TimelineError> {
     let path = dir.join("output.jsonl");
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(Vec::new());
@@ -47,10 +49,7 @@ pub fn read_marks(dir: &Path) -> Result<Vec<Mark>, String> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l)
-                .map_err(|e| format!("{}:{}: malformed: {e}", path.display(), i + 1))
-        })
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| bad_line(&path, i)(BadLine::Json(e))))
         .collect()
 }
 

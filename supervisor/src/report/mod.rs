@@ -13,3 +13,4 @@ pub mod replays;
 pub mod summary;
 
 pub mod timeline;
+pub mod timeline_error;

@@ -8,6 +8,8 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use crate::path_error::PathError;
+
 /// faultline's version, as `faultline --version` prints it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -33,12 +35,12 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
 /// Absolute path → SHA-256 of each program.
 pub fn hash_binaries<'a>(
     programs: impl IntoIterator<Item = &'a Path>,
-) -> Result<BTreeMap<String, String>, String> {
+) -> Result<BTreeMap<String, String>, PathError> {
     programs
         .into_iter()
         .map(|p| {
-            let path = std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            let sha = sha256_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let path = std::path::absolute(p).map_err(PathError::io(p))?;
+            let sha = sha256_file(&path).map_err(PathError::io(&path))?;
             Ok((path.display().to_string(), sha))
         })
         .collect()

@@ -47,7 +47,7 @@ pub struct SeedResult {
 
 impl SeedResult {
     /// The result a seed's report.json records (`text` left empty).
-    pub fn from_report(r: &Report) -> Result<SeedResult, String> {
+    pub fn from_report(r: &Report) -> Result<SeedResult, crate::cmd::cli::ValueError> {
         Ok(SeedResult {
             seed: crate::cmd::cli::parse_seed(&r.seed)?,
             pass: r.pass,

@@ -16,6 +16,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::lanes::{self, LogRow, OpRow};
+use super::timeline_error::{bad_line, BadLine, TimelineError};
 
 /// The artifact format this module reads.
 const FORMAT: u32 = 1;
@@ -212,14 +213,13 @@ impl Message {
 /// Reads the artifacts in the seed directory `dir` (report.json,
 /// faults.json, net.jsonl, timeline.txt), writes `dir/timeline.html` and
 /// returns its path. Errors name the file that is missing or malformed.
-pub fn render(dir: &Path) -> Result<PathBuf, String> {
+pub fn render(dir: &Path) -> Result<PathBuf, TimelineError> {
     let report: Report = read_json(&dir.join("report.json"))?;
     if report.format != FORMAT {
-        return Err(format!(
-            "{}: artifact format {}, but this faultline reads format {FORMAT}",
-            dir.join("report.json").display(),
-            report.format
-        ));
+        return Err(TimelineError::Format {
+            path: dir.join("report.json"),
+            found: report.format,
+        });
     }
     let mut faults: Vec<Fault> = read_json(&dir.join("faults.json"))?;
     faults.retain(|f| f.kind != crate::engine::fault_log::UNAPPLIED);
@@ -260,23 +260,31 @@ pub fn render(dir: &Path) -> Result<PathBuf, String> {
         total_ops,
     };
     let out = dir.join("timeline.html");
-    fs::write(&out, page(&data)?).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    fs::write(&out, page(&data)?).map_err(|source| TimelineError::Write {
+        path: out.clone(),
+        source,
+    })?;
     Ok(out)
 }
 
 /// The text of the artifact at `path`.
-fn read_text(path: &Path) -> Result<String, String> {
-    fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+fn read_text(path: &Path) -> Result<String, TimelineError> {
+    fs::read_to_string(path).map_err(|source| TimelineError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// The JSON artifact at `path`.
-fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
-    serde_json::from_str(&read_text(path)?)
-        .map_err(|e| format!("{}: malformed: {e}", path.display()))
+fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, TimelineError> {
+    serde_json::from_str(&read_text(path)?).map_err(|source| TimelineError::Json {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// The messages of net.jsonl at `path`, whose hosts must be below `hosts`.
-fn read_messages(path: &Path, hosts: usize) -> Result<Vec<Message>, String> {
+fn read_messages(path: &Path, hosts: usize) -> Result<Vec<Message>, TimelineError> {
     let text = read_text(path)?;
     let mut messages = Vec::new();
     for (i, line) in text
@@ -284,12 +292,10 @@ fn read_messages(path: &Path, hosts: usize) -> Result<Vec<Message>, String> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
     {
-        let bad = |what: String| format!("{}:{}: malformed: {what}", path.display(), i + 1);
-        let m: Message = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
+        let m: Message =
+            serde_json::from_str(line).map_err(|e| bad_line(path, i)(BadLine::Json(e)))?;
         if let Some(host) = [m.from, m.to].into_iter().find(|&h| h >= hosts) {
-            return Err(bad(format!(
-                "host {host}, but report.json has {hosts} host(s)"
-            )));
+            return Err(bad_line(path, i)(BadLine::Host { host, hosts }));
         }
         messages.push(m);
     }
@@ -297,12 +303,11 @@ fn read_messages(path: &Path, hosts: usize) -> Result<Vec<Message>, String> {
 }
 
 /// The node exits in timeline.txt at `path`.
-fn read_exits(path: &Path) -> Result<Vec<Exit>, String> {
+fn read_exits(path: &Path) -> Result<Vec<Exit>, TimelineError> {
     let text = read_text(path)?;
     let mut exits = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let exit = parse_exit(line)
-            .map_err(|what| format!("{}:{}: malformed: {what}", path.display(), i + 1))?;
+        let exit = parse_exit(line).map_err(bad_line(path, i))?;
         exits.extend(exit);
     }
     Ok(exits)
@@ -310,7 +315,7 @@ fn read_exits(path: &Path) -> Result<Vec<Exit>, String> {
 
 /// The exit in one line of timeline.txt, if it is an exit row:
 /// `t=   0.549492866s  event    1164  client     exit         exit 2`.
-fn parse_exit(line: &str) -> Result<Option<Exit>, String> {
+fn parse_exit(line: &str) -> Result<Option<Exit>, BadLine> {
     let Some(row) = line.strip_prefix("t=") else {
         return Ok(None);
     };
@@ -322,15 +327,15 @@ fn parse_exit(line: &str) -> Result<Option<Exit>, String> {
         t: parse_seconds(time)?,
         event: event
             .parse()
-            .map_err(|_| format!("event number {event:?}"))?,
+            .map_err(|_| BadLine::Event((*event).to_owned()))?,
         node: (*node).to_owned(),
         outcome: outcome.join(" "),
     }))
 }
 
 /// `0.549492866s` (at most 9 decimals) as virtual ns.
-fn parse_seconds(text: &str) -> Result<u64, String> {
-    let bad = || format!("time {text:?}");
+fn parse_seconds(text: &str) -> Result<u64, BadLine> {
+    let bad = || BadLine::Time(text.to_owned());
     let digits = text.strip_suffix('s').ok_or_else(bad)?;
     let (whole, frac) = digits.split_once('.').unwrap_or((digits, ""));
     let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
@@ -363,9 +368,8 @@ fn nearest<T>(mut items: Vec<T>, max: usize, distance: impl Fn(&T) -> u64) -> Ve
 }
 
 /// The page with `data` embedded.
-fn page(data: &PageData) -> Result<String, String> {
-    let json =
-        serde_json::to_string(data).map_err(|e| format!("cannot encode the timeline: {e}"))?;
+fn page(data: &PageData) -> Result<String, TimelineError> {
+    let json = serde_json::to_string(data).map_err(TimelineError::Encode)?;
     // `<` only occurs inside JSON strings, where \u003c means the same; so
     // no text of the artifacts can close the <script> element early.
     Ok(PAGE.replacen(DATA_SLOT, &json.replace('<', "\\u003c"), 1))
@@ -450,15 +454,15 @@ mod tests {
     fn errors_name_the_missing_or_malformed_file() {
         let dir = seed_dir("missing", NET);
         fs::remove_file(dir.join("faults.json")).unwrap();
-        let err = render(&dir).unwrap_err();
+        let err = render(&dir).unwrap_err().to_string();
         assert!(err.contains("faults.json"), "{err}");
 
         let dir = seed_dir("malformed", "{\"sent_at\":1}\n");
-        let err = render(&dir).unwrap_err();
+        let err = render(&dir).unwrap_err().to_string();
         assert!(err.contains("net.jsonl:1: malformed"), "{err}");
 
         let bad_host = r#"{"sent_at":1,"at":2,"from":0,"to":2,"kind":"Rst","dropped":null}"#;
-        let err = render(&seed_dir("host", bad_host)).unwrap_err();
+        let err = render(&seed_dir("host", bad_host)).unwrap_err().to_string();
         assert!(err.contains("net.jsonl:1: malformed: host 2"), "{err}");
         let dir = seed_dir("probe-host", bad_host);
         let report = fs::read_to_string(dir.join("report.json")).unwrap();
@@ -477,7 +481,7 @@ mod tests {
             report.replace("\"format\":1", "\"format\":2"),
         )
         .unwrap();
-        let err = render(&dir).unwrap_err();
+        let err = render(&dir).unwrap_err().to_string();
         assert!(err.contains("report.json: artifact format 2"), "{err}");
     }
 
@@ -502,9 +506,9 @@ mod tests {
 
     #[test]
     fn parses_seconds_exactly() {
-        assert_eq!(parse_seconds("0.549492866s"), Ok(549_492_866));
-        assert_eq!(parse_seconds("3.5s"), Ok(3_500_000_000));
-        assert_eq!(parse_seconds("7s"), Ok(7_000_000_000));
+        assert_eq!(parse_seconds("0.549492866s").unwrap(), 549_492_866);
+        assert_eq!(parse_seconds("3.5s").unwrap(), 3_500_000_000);
+        assert_eq!(parse_seconds("7s").unwrap(), 7_000_000_000);
         assert!(parse_seconds("1.0000000001s").is_err());
         assert!(parse_seconds("-1.0s").is_err());
         assert!(parse_seconds(".5s").is_err());

@@ -30,8 +30,8 @@ pub fn rewrite(
     seed: u64,
     faults: &[PlannedFault],
     folder: &Path,
-) -> Result<String, String> {
-    let mut doc: DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
+) -> Result<String, toml_edit::TomlError> {
+    let mut doc: DocumentMut = text.parse()?;
     doc["name"] = value(format!("{}-shrunk", sc.name));
     doc["folder"] = value(folder.display().to_string());
     doc.remove("pinned");

@@ -7,6 +7,7 @@ pub mod machine;
 pub mod netlink;
 pub mod netstate;
 pub mod output;
+pub mod rlimits;
 pub mod seeds;
 pub mod sockaddr;
 pub mod state;

@@ -196,10 +196,18 @@ pub fn is_cpu_clock(clock_id: i32) -> bool {
         || clock_id == libc::CLOCK_THREAD_CPUTIME_ID
 }
 
+/// An `--epoch` that is not `YYYY-MM-DDTHH:MM:SSZ`.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("bad --epoch {text:?}: expected YYYY-MM-DDTHH:MM:SSZ")]
+pub struct EpochError {
+    /// The epoch as given.
+    pub text: String,
+}
+
 /// Parses an RFC 3339 UTC timestamp such as `2025-01-01T00:00:00Z` into
 /// seconds since the Unix epoch.
-pub fn parse_epoch(s: &str) -> Result<i64, String> {
-    let bad = || format!("bad --epoch {s:?}: expected YYYY-MM-DDTHH:MM:SSZ");
+pub fn parse_epoch(s: &str) -> Result<i64, EpochError> {
+    let bad = || EpochError { text: s.into() };
     let s = s.strip_suffix('Z').ok_or_else(bad)?;
     let (date, time) = s.split_once('T').ok_or_else(bad)?;
     let d: Vec<i64> = date
@@ -243,7 +251,10 @@ mod tests {
             DEFAULT_EPOCH_SECS
         );
         assert_eq!(parse_epoch("1970-01-01T00:00:00Z").unwrap(), 0);
-        assert!(parse_epoch("2025-01-01").is_err());
+        assert_eq!(
+            parse_epoch("2025-01-01").unwrap_err().to_string(),
+            "bad --epoch \"2025-01-01\": expected YYYY-MM-DDTHH:MM:SSZ"
+        );
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub enum ExitHook {
         /// The file, if it is on a simulated disk.
         disk: Option<crate::sys::stat::DiskFile>,
     },
+    /// getdents/getdents64: write the simulated inode numbers into the
+    /// listing.
+    Dirents(Box<crate::sys::dirents::Listing>),
     /// Replace the host name in the `struct utsname` at this address.
     PatchUname(u64),
     /// A non-blocking probe of wait4/waitid: if nothing was reaped, rewind the
@@ -360,6 +363,8 @@ pub struct Process {
     pub interp: Option<(u64, u64)>,
     /// Scheduler time it was created at (its start time in /proc).
     pub start_ns: u64,
+    /// Its resource limits, as getrlimit shows them.
+    pub rlimits: crate::sim::rlimits::Rlimits,
 }
 
 impl Process {
@@ -385,6 +390,7 @@ impl Process {
             loader_fd: None,
             interp: None,
             start_ns,
+            rlimits: Default::default(),
         }
     }
 }

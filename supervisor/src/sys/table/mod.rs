@@ -79,9 +79,6 @@ pub enum Support {
     /// Not trapped: the kernel runs it and its answer is the same on every
     /// run of a seed.
     Passed,
-    /// Not trapped: the kernel runs it and its answer depends on the host
-    /// (timestamps, inode numbers, resource usage, host-clock timeouts).
-    HostState,
     /// Trapped and passed to the kernel, whose answer is the host's: every
     /// call is counted and reported as a host-state read (one line per kind
     /// and host, report.json's `host_state`), and the run is marked
@@ -107,7 +104,7 @@ pub enum Support {
 impl Support {
     /// Whether the seccomp filter sends the call to the supervisor.
     pub const fn trapped(self) -> bool {
-        !matches!(self, Support::Passed | Support::HostState)
+        !matches!(self, Support::Passed)
     }
 
     /// The support level's name in the docs.
@@ -115,7 +112,6 @@ impl Support {
         match self {
             Support::Modelled => "modelled",
             Support::Passed => "passed",
-            Support::HostState => "host state",
             Support::Reported => "reported",
             Support::Refused { .. } => "refused",
             Support::Guarded { .. } => "guarded",
@@ -202,14 +198,7 @@ pub fn name(nr: i64) -> &'static str {
 /// with their errno and reason.
 pub fn markdown() -> String {
     let mut out = String::from("| support | family | calls |\n|---|---|---|\n");
-    let levels = [
-        "modelled",
-        "reported",
-        "refused",
-        "guarded",
-        "passed",
-        "host state",
-    ];
+    let levels = ["modelled", "reported", "refused", "guarded", "passed"];
     for level in levels {
         let mut families: Vec<Family> = ROWS
             .iter()

@@ -1,0 +1,135 @@
+//! The simulation settings `exec` and `run` share (one flattened group),
+//! which report.json records and `replay` and `run -j` workers reuse.
+
+use clap::{Args, Parser};
+
+/// Settings of the simulated machine, common to `exec` and `run`. They
+/// shape a run, so report.json records them whole (a field added here is
+/// recorded and reused by `replay` without further code) and `run -j`
+/// hands them to its workers.
+#[derive(Debug, Args, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct SimArgs {
+    /// Wall-clock time the program sees at the start (UTC, RFC 3339).
+    #[arg(long, default_value = "2025-01-01T00:00:00Z", value_name = "TIME")]
+    pub epoch: String,
+
+    /// Number of CPUs the program is told it has (sched_getaffinity; GOMAXPROCS follows).
+    #[arg(long, default_value_t = 2)]
+    pub cpus: u32,
+
+    /// Virtual time each scheduling step costs (lets clock-polling loops progress).
+    #[arg(long, default_value = "1us", value_name = "DURATION")]
+    pub step_cost: String,
+
+    /// CPU time a thread may use without a trapped syscall before the
+    /// watchdog preempts it (the run is then flagged possibly
+    /// non-deterministic); a thread blocked in the kernel is preempted after
+    /// three times this of wall time. Long enough for an ordinary burst of
+    /// computation (a GC, a compaction); short, because a spin loop waiting
+    /// for a thread faultline has stopped costs this much each time.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub spin_limit: String,
+
+    /// Hide the vDSO instead of putting faultline's in each process: every
+    /// clock read then costs a ptrace stop. The trace is the same either way;
+    /// this is for comparing the two paths and for kernels whose vDSO is too
+    /// small for faultline's image (that case falls back by itself).
+    #[arg(long)]
+    pub no_vdso: bool,
+
+    /// Make the Go runtime's yield (runtime.gosched_m, reached by
+    /// runtime.Gosched) a scheduling point: every Go program gets a
+    /// breakpoint there, so a loop that yields while it waits for another
+    /// thread gives way at the same instruction on every run instead of
+    /// spinning until the watchdog preempts it (runtime.GC's wait for the
+    /// last sweeper). Off by default: it costs thousands of stops per etcd
+    /// seed, and the background sweeper's wait, the common spin, is a
+    /// give-way point in every Go program anyway.
+    #[arg(long)]
+    pub go_yields: bool,
+
+    /// Load faultline's LD_PRELOAD library into dynamically linked programs:
+    /// their socket reads and writes (read, write, recv, send, recvfrom,
+    /// sendto) and sleeps then reach the supervisor over shared memory
+    /// instead of a ptrace stop. The trace is the same either way (the
+    /// program does see LD_PRELOAD and FAULTLINE_CHANNEL_FD in its
+    /// environment). Static and Go programs (which make raw syscalls) are
+    /// not affected. Off by default: where a context switch costs most of a
+    /// ptrace stop, as on small VMs, it saves little (README, Performance).
+    /// The library is libfaultline_preload.so next to faultline, or
+    /// $FAULTLINE_PRELOAD.
+    #[arg(long)]
+    pub preload: bool,
+
+    /// Every N-th clock read of a process is a scheduling point; the other
+    /// reads are answered in place (by faultline's vDSO, without a ptrace
+    /// stop). Each read still costs --step-cost, charged at the N-th, so
+    /// loops that poll the clock see time move. 1 makes every read a
+    /// scheduling point.
+    #[arg(long, default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub clock_step_every: u32,
+
+    /// Do not pin the supervisor and the program to one host CPU (pinning makes
+    /// each ptrace stop about 3x cheaper; the program still sees --cpus CPUs).
+    #[arg(long)]
+    pub no_pin: bool,
+
+    /// How the next thread is chosen at each scheduling point. `random`: a
+    /// uniform seeded choice every time (many short interleavings; the
+    /// default). `pct`: probabilistic concurrency testing — each thread gets
+    /// a seeded priority, the highest runnable one runs, and at
+    /// --pct-depth minus 1 seeded steps among the first --pct-steps the
+    /// running thread drops below all others (finds ordering bugs of small
+    /// depth with a known probability, with far fewer thread switches). A
+    /// thread that runs 100 steps in a row while others wait is lowered too,
+    /// so a polling loop cannot starve the rest. Recorded in report.json.
+    #[arg(long, value_enum, default_value_t = PolicyName::Random, value_name = "POLICY")]
+    pub schedule_policy: PolicyName,
+
+    /// With --schedule-policy pct: the bug depth d (d - 1 priority change points).
+    #[arg(long, default_value_t = 3, value_name = "D", value_parser = clap::value_parser!(u32).range(1..))]
+    pub pct_depth: u32,
+
+    /// With --schedule-policy pct: the change points are drawn from the first K scheduling steps.
+    #[arg(long, default_value_t = 20_000, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pct_steps: u64,
+}
+
+/// `--schedule-policy` values.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyName {
+    /// Uniformly random at every scheduling point.
+    Random,
+    /// Probabilistic concurrency testing (seeded priorities, change points).
+    Pct,
+}
+
+impl SimArgs {
+    /// The scheduling policy these flags select.
+    pub fn schedule(&self) -> crate::engine::scheduler::SchedulePolicy {
+        use crate::engine::scheduler::SchedulePolicy;
+        match self.schedule_policy {
+            PolicyName::Random => SchedulePolicy::Random,
+            PolicyName::Pct => SchedulePolicy::Pct {
+                depth: self.pct_depth,
+                steps: self.pct_steps,
+            },
+        }
+    }
+}
+
+impl Default for SimArgs {
+    /// The flags' defaults (what an old report.json without a setting ran with).
+    fn default() -> Self {
+        #[derive(Parser)]
+        struct Defaults {
+            #[command(flatten)]
+            sim: SimArgs,
+        }
+        Defaults::parse_from(["faultline"]).sim
+    }
+}

@@ -1,0 +1,42 @@
+//! From the simulation flags (`SimArgs`) to the engine's `Config` for one
+//! seed: the one place their text values (epoch, durations) are parsed, so
+//! `exec`, `run`, its workers and `replay` refuse a bad value alike.
+
+use std::time::Duration;
+
+use crate::cmd::cli::SimArgs;
+use crate::engine::Config;
+use crate::scenario::duration::{self, DurationError};
+use crate::sim::vclock::{self, EpochError};
+
+/// A simulation flag whose value does not parse.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// `--epoch`.
+    #[error(transparent)]
+    Epoch(#[from] EpochError),
+    /// `--step-cost` or `--spin-limit`.
+    #[error(transparent)]
+    Duration(#[from] DurationError),
+}
+
+/// The run settings from the shared simulation flags, for one seed.
+pub fn config(sim: &SimArgs, seed: u64) -> Result<Config, SettingsError> {
+    Ok(Config {
+        seed,
+        epoch_secs: vclock::parse_epoch(&sim.epoch)?,
+        cpus: sim.cpus,
+        step_cost_ns: duration::parse_ns(&sim.step_cost)?,
+        spin_limit: Duration::from_nanos(duration::parse_ns(&sim.spin_limit)?.max(1_000_000)),
+        idle_limit: Duration::from_secs(10),
+        pin_cpu: !sim.no_pin,
+        signals_at: Vec::new(),
+        until_ns: None,
+        vdso: !sim.no_vdso,
+        go_yields: sim.go_yields,
+        preload: sim.preload,
+        clock_step_every: sim.clock_step_every,
+        schedule: sim.schedule(),
+        wall_deadline: None,
+    })
+}

@@ -1,0 +1,60 @@
+//! clock_getres: the resolution of each clock, the same on every machine.
+//! The coarse clocks tick once per scheduler tick on Linux, so the host's
+//! answer is its kernel's HZ; faultline answers as a kernel with HZ=250 and
+//! high-resolution timers does.
+
+use super::{err, ret, Action, Call};
+use crate::engine::Supervisor;
+use crate::host::tracee::Memory;
+use crate::sim::vclock::Timespec;
+
+/// The resolution of `clock` in nanoseconds; None for a clock Linux does
+/// not have. CPU-time clocks (negative ids) count in nanoseconds too.
+fn resolution_ns(clock: i32) -> Option<i64> {
+    match clock {
+        libc::CLOCK_REALTIME_COARSE | libc::CLOCK_MONOTONIC_COARSE => Some(4_000_000),
+        libc::CLOCK_REALTIME
+        | libc::CLOCK_MONOTONIC
+        | libc::CLOCK_PROCESS_CPUTIME_ID
+        | libc::CLOCK_THREAD_CPUTIME_ID
+        | libc::CLOCK_MONOTONIC_RAW
+        | libc::CLOCK_BOOTTIME
+        | libc::CLOCK_REALTIME_ALARM
+        | libc::CLOCK_BOOTTIME_ALARM
+        | libc::CLOCK_TAI => Some(1),
+        c if c < 0 => Some(1),
+        _ => None,
+    }
+}
+
+impl Supervisor {
+    /// clock_getres (clock, res).
+    pub(super) fn sys_clock_getres(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        let clock = c.a[0] as i32;
+        targs.push(clock as i64);
+        let Some(ns) = resolution_ns(clock) else {
+            return err(libc::EINVAL);
+        };
+        if c.a[1] != 0
+            && c.mem()
+                .write_val(c.a[1], &Timespec::from_ns(ns as i128))
+                .is_err()
+        {
+            return err(libc::EFAULT);
+        }
+        ret(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coarse_clocks_tick_at_250_hz_and_the_rest_in_nanoseconds() {
+        assert_eq!(resolution_ns(libc::CLOCK_MONOTONIC_COARSE), Some(4_000_000));
+        assert_eq!(resolution_ns(libc::CLOCK_MONOTONIC), Some(1));
+        assert_eq!(resolution_ns(-6), Some(1));
+        assert_eq!(resolution_ns(99), None);
+    }
+}
