@@ -4,8 +4,8 @@
 //! high-resolution timers does.
 
 use super::{err, ret, Action, Call};
-use crate::engine::Supervisor;
 use crate::host::tracee::Memory;
+use crate::sim::state::Sim;
 use crate::sim::vclock::Timespec;
 
 /// The resolution of `clock` in nanoseconds; None for a clock Linux does
@@ -27,9 +27,13 @@ fn resolution_ns(clock: i32) -> Option<i64> {
     }
 }
 
-impl Supervisor {
+impl Sim {
     /// clock_getres (clock, res).
-    pub(super) fn sys_clock_getres(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_clock_getres(
+        &mut self,
+        c: &Call<impl Memory>,
+        targs: &mut Vec<i64>,
+    ) -> Action {
         let clock = c.a[0] as i32;
         targs.push(clock as i64);
         let Some(ns) = resolution_ns(clock) else {
@@ -56,5 +60,39 @@ mod tests {
         assert_eq!(resolution_ns(libc::CLOCK_MONOTONIC), Some(1));
         assert_eq!(resolution_ns(-6), Some(1));
         assert_eq!(resolution_ns(99), None);
+    }
+
+    #[test]
+    fn clock_getres_writes_the_resolution_and_checks_clock_and_pointer() {
+        use super::super::testing::{call, returned, world, zeroed};
+        let mut sim = world();
+        let res = |clock: i32, addr: u64| {
+            call(
+                libc::SYS_clock_getres,
+                [clock as u64, addr, 0, 0, 0, 0],
+                zeroed(0x1000, 16),
+            )
+        };
+        let c = res(libc::CLOCK_REALTIME_COARSE, 0x1000);
+        assert_eq!(returned(sim.sys_clock_getres(&c, &mut vec![])), 0);
+        let ts: Timespec = c.mem().read_val(0x1000).unwrap();
+        assert_eq!((ts.sec, ts.nsec), (0, 4_000_000));
+        let null = res(libc::CLOCK_MONOTONIC, 0);
+        assert_eq!(
+            returned(sim.sys_clock_getres(&null, &mut vec![])),
+            0,
+            "res may be NULL"
+        );
+        let bad = res(99, 0x1000);
+        assert_eq!(
+            returned(sim.sys_clock_getres(&bad, &mut vec![])),
+            -(libc::EINVAL as i64)
+        );
+        let unmapped = res(libc::CLOCK_MONOTONIC, 0x9000);
+        let efault = -(libc::EFAULT as i64);
+        assert_eq!(
+            returned(sim.sys_clock_getres(&unmapped, &mut vec![])),
+            efault
+        );
     }
 }

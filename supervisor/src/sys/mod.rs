@@ -161,7 +161,7 @@ impl Supervisor {
             SYS_sysinfo => self.sim.sys_sysinfo(c, targs),
             SYS_statfs | SYS_fstatfs => self.sim.sys_statfs(c, targs),
             SYS_getitimer => self.sim.sys_getitimer(c, targs),
-            SYS_clock_getres => self.sys_clock_getres(c, targs),
+            SYS_clock_getres => self.sim.sys_clock_getres(c, targs),
             SYS_stat | SYS_fstat | SYS_lstat | SYS_newfstatat | SYS_statx => {
                 self.sim.sys_stat(c, targs)
             }
