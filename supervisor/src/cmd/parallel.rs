@@ -12,8 +12,7 @@ use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use crate::cmd::cli::{RunArgs, ValueError};
-use crate::cmd::run::seed_dir;
-use crate::cmd::seed::SeedJob;
+use crate::cmd::seed::{seed_dir, SeedJob};
 use crate::host::interrupt;
 use crate::path_error::PathError;
 use crate::report::artifacts::read_report;

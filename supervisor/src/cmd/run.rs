@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::cmd::cli::{RunArgs, SimArgs};
 use crate::cmd::parallel::WorkerError;
 use crate::cmd::results::ResultsError;
-use crate::cmd::seed::{run_seed, SeedError, SeedJob};
+use crate::cmd::seed::{run_seed, seed_dir, SeedError, SeedJob};
 use crate::cmd::seeds::SeedsError;
 use crate::cmd::settings::{config, SettingsError};
 use crate::cmd::verdict;
@@ -284,9 +284,4 @@ fn write_summary(
     let path = dir.join(name);
     std::fs::write(&path, text + "\n").map_err(PathError::io(&path))?;
     Ok(())
-}
-
-/// `<artifacts>/<scenario>/<seed as 16 hex digits>`.
-pub fn seed_dir(args: &RunArgs, sc: &Scenario, seed: u64) -> PathBuf {
-    args.artifacts.join(&sc.name).join(format!("{seed:016x}"))
 }

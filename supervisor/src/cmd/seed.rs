@@ -8,7 +8,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::cmd::cli::{SimArgs, ValueError};
+use crate::cmd::cli::{RunArgs, SimArgs, ValueError};
 use crate::cmd::links::{LinkError, StableLinks};
 use crate::cmd::recheck::{self, Recheck};
 use crate::cmd::settings::{config, SettingsError};
@@ -156,6 +156,11 @@ struct Built {
     outputs: Vec<(File, File)>,
     _links: StableLinks,
     history: PathBuf,
+}
+
+/// `<artifacts>/<scenario>/<seed as 16 hex digits>`.
+pub fn seed_dir(args: &RunArgs, sc: &Scenario, seed: u64) -> PathBuf {
+    args.artifacts.join(&sc.name).join(format!("{seed:016x}"))
 }
 
 /// Runs one seed into `dir` (emptied first) and returns its result.

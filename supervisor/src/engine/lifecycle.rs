@@ -400,13 +400,7 @@ impl Supervisor {
         let th = &self.sim.threads[&vtid];
         let (tid, pid) = (th.tid, th.pid);
         // Other threads of the process were killed by the exec.
-        let others: Vec<Vtid> = self
-            .sim
-            .threads
-            .values()
-            .filter(|t| t.pid == pid && t.vtid != vtid)
-            .map(|t| t.vtid)
-            .collect();
+        let others = self.sim.siblings(vtid, pid);
         for v in others {
             self.mark_dying(v);
             self.remove_thread(v);

@@ -12,13 +12,7 @@ impl Supervisor {
     /// lock holder, the last sweeper of a Go GC), most likely one of its own
     /// process: it waits until each of those has had a step.
     pub(super) fn give_way(&mut self, vtid: Vtid, pid: i32) {
-        let owed = self
-            .sim
-            .threads
-            .values()
-            .filter(|t| t.pid == pid && t.vtid != vtid)
-            .map(|t| t.vtid)
-            .collect();
+        let owed = self.sim.siblings(vtid, pid).into_iter().collect();
         self.sim.sched.preempted(vtid, owed);
     }
 

@@ -116,6 +116,15 @@ impl Sim {
         }
     }
 
+    /// The other threads of process `pid` than `vtid`.
+    pub(crate) fn siblings(&self, vtid: Vtid, pid: i32) -> Vec<Vtid> {
+        self.threads
+            .values()
+            .filter(|t| t.pid == pid && t.vtid != vtid)
+            .map(|t| t.vtid)
+            .collect()
+    }
+
     /// The process a thread belongs to.
     pub(crate) fn proc_of(&self, vtid: Vtid) -> &Process {
         let pid = self.threads[&vtid].pid;

@@ -3,10 +3,9 @@
 //! answer is its kernel's HZ; faultline answers as a kernel with HZ=250 and
 //! high-resolution timers does.
 
-use super::{err, ret, Action, Call};
+use super::{err, Action, Call};
 use crate::host::tracee::Memory;
 use crate::sim::state::Sim;
-use crate::sim::vclock::Timespec;
 
 /// The resolution of `clock` in nanoseconds; None for a clock Linux does
 /// not have. CPU-time clocks (negative ids) count in nanoseconds too.
@@ -39,20 +38,14 @@ impl Sim {
         let Some(ns) = resolution_ns(clock) else {
             return err(libc::EINVAL);
         };
-        if c.a[1] != 0
-            && c.mem()
-                .write_val(c.a[1], &Timespec::from_ns(ns as i128))
-                .is_err()
-        {
-            return err(libc::EFAULT);
-        }
-        ret(0)
+        super::ret_timespec(c, c.a[1], ns as i128)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::vclock::Timespec;
 
     #[test]
     fn coarse_clocks_tick_at_250_hz_and_the_rest_in_nanoseconds() {

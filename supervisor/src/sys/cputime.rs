@@ -5,7 +5,7 @@
 use super::{err, ret, Action, Call};
 use crate::host::tracee::Memory;
 use crate::sim::state::Sim;
-use crate::sim::vclock::{Timespec, NS};
+use crate::sim::vclock::NS;
 
 /// `sysconf(_SC_CLK_TCK)` on Linux x86-64: the unit of `times` and of the
 /// CPU fields of `/proc/<pid>/stat`.
@@ -35,14 +35,7 @@ impl Sim {
             CpuClock::Process(p) => self.cpu.process(p),
         };
         targs.push(ns as i64);
-        if c.a[1] != 0
-            && c.mem()
-                .write_val(c.a[1], &Timespec::from_ns(ns as i128))
-                .is_err()
-        {
-            return err(libc::EFAULT);
-        }
-        ret(0)
+        super::ret_timespec(c, c.a[1], ns as i128)
     }
 
     /// Decodes a CPU clock id: the two fixed ids, or the kernel's encoding

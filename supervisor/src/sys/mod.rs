@@ -37,6 +37,7 @@ use crate::engine::{resume_label, Supervisor};
 use crate::host::fdprobe::FdKind;
 use crate::host::tracee::{Memory, Regs};
 use crate::sim::state::Sim;
+use crate::sim::vclock::Timespec;
 use crate::sim::world::{Resume, ThreadState, Vtid, Wait};
 
 /// A trapped call as the handlers see it. `M` is the caller's address
@@ -76,6 +77,15 @@ pub enum Action {
 /// Shorthand for an emulated return value.
 fn ret(v: i64) -> Action {
     Action::Now(Resume::Return(v))
+}
+
+/// Answers 0 with `ns` written as a `struct timespec` at `addr` (none
+/// when `addr` is null), or EFAULT.
+fn ret_timespec<M: Memory>(c: &Call<M>, addr: u64, ns: i128) -> Action {
+    if addr != 0 && c.mem().write_val(addr, &Timespec::from_ns(ns)).is_err() {
+        return err(libc::EFAULT);
+    }
+    ret(0)
 }
 
 /// Shorthand for an emulated error.

@@ -4,7 +4,7 @@
 use clap::Args;
 
 use super::sim::SimArgs;
-use super::values::{parse_explore, parse_jobs, parse_seed, parse_seeds, parse_shard};
+use super::values::{parse_jobs, parse_seed, parse_seeds, parse_shard, ValueError};
 
 /// Options of `faultline run`.
 #[derive(Debug, Args, Clone)]
@@ -146,4 +146,15 @@ pub enum Explore {
     Fresh,
     /// A base given (`--explore=0xBASE`), to run an exploration again.
     Base(u64),
+}
+
+/// Parses the value of `--explore`: a 0x-hex or decimal base, or `fresh`
+/// (what a bare `--explore` means).
+pub(super) fn parse_explore(s: &str) -> Result<Explore, ValueError> {
+    match s {
+        "fresh" => Ok(Explore::Fresh),
+        base => parse_seed(base)
+            .map(Explore::Base)
+            .map_err(|_| ValueError::ExploreBase { text: s.into() }),
+    }
 }

@@ -1,7 +1,6 @@
 //! The value parsers of the flags (seeds, counts, shards, signals), also
 //! used for the seeds that report.json and scenario files write as text.
 
-use super::run::Explore;
 use crate::scenario::duration::{self, DurationError};
 
 /// Why a flag's value (or a seed written as text) does not parse; each
@@ -63,17 +62,6 @@ pub enum ValueError {
         /// Its signal part.
         signal: String,
     },
-}
-
-/// Parses the value of `--explore`: a 0x-hex or decimal base, or `fresh`
-/// (what a bare `--explore` means).
-pub(super) fn parse_explore(s: &str) -> Result<Explore, ValueError> {
-    match s {
-        "fresh" => Ok(Explore::Fresh),
-        base => parse_seed(base)
-            .map(Explore::Base)
-            .map_err(|_| ValueError::ExploreBase { text: s.into() }),
-    }
 }
 
 /// Parses `--seeds N` with N >= 1.
