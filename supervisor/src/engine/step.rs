@@ -44,8 +44,8 @@ impl Supervisor {
                 self.set_regs_or_dead(tid, &regs);
                 self.go(pid, tid, 0, false)
             }
-            Resume::Restart if !crate::sys::signal_deliverable(pid, tid) => {
-                // Nothing for the kernel to deliver first: what the call
+            Resume::Restart if !tracee::signal_queued(tid).unwrap_or(true) => {
+                // No signal queued for the kernel to deliver first: what the call
                 // would do when re-executed is decided here and now, as at
                 // the seccomp stop it would reach, without the round trip.
                 self.refresh_vdso(pid);

@@ -30,6 +30,40 @@ pub fn get_regs(tid: i32) -> io::Result<Regs> {
     Ok(regs)
 }
 
+/// Whether stopped thread `tid` has a signal queued, to it or to its
+/// process (blocked ones count too: the careful answer). Two ptrace calls,
+/// where reading its /proc status would cost an open, a read and a parse.
+pub fn signal_queued(tid: i32) -> io::Result<bool> {
+    /// `struct ptrace_peeksiginfo_args`.
+    #[repr(C)]
+    struct PeekArgs {
+        off: u64,
+        flags: u32,
+        nr: i32,
+    }
+    for flags in [0, libc::PTRACE_PEEKSIGINFO_SHARED] {
+        let args = PeekArgs {
+            off: 0,
+            flags,
+            nr: 1,
+        };
+        // SAFETY: the kernel writes at most `nr` (one) siginfo into `info`.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let n = check(unsafe {
+            libc::ptrace(
+                libc::PTRACE_PEEKSIGINFO,
+                tid,
+                &args as *const PeekArgs as *mut libc::c_void,
+                &mut info as *mut libc::siginfo_t as *mut libc::c_void,
+            )
+        })?;
+        if n > 0 {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Writes back the general-purpose registers of stopped thread `tid`.
 pub fn set_regs(tid: i32, regs: &Regs) -> io::Result<()> {
     check(unsafe {

@@ -31,7 +31,6 @@ pub(crate) mod timerfd;
 pub(crate) mod timers;
 
 pub(crate) use poll::{epoll_event_offset, write_epoll_events};
-pub(crate) use signal::signal_deliverable;
 
 use crate::engine::{resume_label, Supervisor};
 use crate::host::fdprobe::FdKind;

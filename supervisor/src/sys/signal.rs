@@ -58,12 +58,6 @@ impl SigStatus {
     }
 }
 
-/// Whether thread `tid` of `pid` has a signal the kernel would deliver when
-/// it next runs (true when its status cannot be read: the careful answer).
-pub(crate) fn signal_deliverable(pid: i32, tid: i32) -> bool {
-    sig_status(pid, tid).is_none_or(|s| s.deliverable(None) != 0)
-}
-
 impl Supervisor {
     /// kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo.
     pub(super) fn sys_kill(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
