@@ -423,8 +423,9 @@ fn listing_a_data_dir_shows_disk_inodes() {
 }
 
 /// Resource limits are a fixed table, not the machine's or the shell's: a
-/// CI runner's open-file limit is not a laptop's. A change is kept (and
-/// inherited by a child), and the host enforces it: a limit lowered to 64
+/// CI runner's open-file limit is not a laptop's. /proc/self/limits shows
+/// the same table. A change is kept (and inherited by a child), and the
+/// host enforces it: a limit lowered to 64
 /// stops `dup` at descriptor 63.
 #[test]
 fn resource_limits_are_the_simulated_table() {
@@ -449,6 +450,11 @@ fn resource_limits_are_the_simulated_table() {
         "{run}"
     );
     assert_eq!(line("raised"), "raised cur=4096 max=524288", "{run}");
+    assert_eq!(
+        line("proc_limits_nofile"),
+        "proc_limits_nofile cur=4096 max=524288",
+        "{run}"
+    );
     assert_eq!(line("cur_above_max"), "cur_above_max EINVAL", "{run}");
     assert_eq!(line("no_such_resource"), "no_such_resource EINVAL", "{run}");
     assert_eq!(line("child"), "child cur=4096 max=524288", "{run}");

@@ -36,6 +36,26 @@ const DEFAULTS: [Limit; COUNT] = [
     [INFINITY, INFINITY], // RLIMIT_RTTIME
 ];
 
+/// Each resource's line in `/proc/<pid>/limits`: its name and unit.
+const NAMES: [(&str, &str); COUNT] = [
+    ("Max cpu time", "seconds"),
+    ("Max file size", "bytes"),
+    ("Max data size", "bytes"),
+    ("Max stack size", "bytes"),
+    ("Max core file size", "bytes"),
+    ("Max resident set", "bytes"),
+    ("Max processes", "processes"),
+    ("Max open files", "files"),
+    ("Max locked memory", "bytes"),
+    ("Max address space", "bytes"),
+    ("Max file locks", "locks"),
+    ("Max pending signals", "signals"),
+    ("Max msgqueue size", "bytes"),
+    ("Max nice priority", ""),
+    ("Max realtime priority", ""),
+    ("Max realtime timeout", "us"),
+];
+
 /// A process's limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rlimits([Limit; COUNT]);
@@ -50,6 +70,29 @@ impl Rlimits {
     /// The limit of `resource`, if there is such a resource.
     pub fn get(&self, resource: u64) -> Option<Limit> {
         self.0.get(usize::try_from(resource).ok()?).copied()
+    }
+
+    /// The text of `/proc/<pid>/limits`, laid out as Linux lays it out.
+    pub fn proc_limits(&self) -> String {
+        let shown = |v: u64| {
+            if v == INFINITY {
+                "unlimited".to_string()
+            } else {
+                v.to_string()
+            }
+        };
+        let mut out = format!(
+            "{:<25} {:<20} {:<20} {:<10}\n",
+            "Limit", "Soft Limit", "Hard Limit", "Units"
+        );
+        for ((name, unit), [soft, hard]) in NAMES.iter().zip(self.0) {
+            out += &format!("{name:<25} {:<20} {:<20} ", shown(soft), shown(hard));
+            if !unit.is_empty() {
+                out += &format!("{unit:<10}");
+            }
+            out.push('\n');
+        }
+        out
     }
 
     /// Records a change the program made.
@@ -83,6 +126,29 @@ mod tests {
         assert_eq!(
             limits.get(libc::RLIMIT_STACK as u64),
             Some([8 << 20, INFINITY])
+        );
+    }
+
+    #[test]
+    fn proc_limits_lays_the_table_out_as_linux_does() {
+        let text = Rlimits::default().proc_limits();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 17);
+        assert_eq!(
+            lines[0],
+            "Limit                     Soft Limit           Hard Limit           Units     "
+        );
+        assert_eq!(
+            lines[8],
+            "Max open files            1024                 524288               files     "
+        );
+        assert_eq!(
+            lines[4],
+            "Max stack size            8388608              unlimited            bytes     "
+        );
+        assert_eq!(
+            lines[14],
+            "Max nice priority         0                    0                    "
         );
     }
 }

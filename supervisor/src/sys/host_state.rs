@@ -16,7 +16,6 @@ const STEADY_PROC_FILES: &[&str] = &[
     "cmdline",
     "environ",
     "auxv",
-    "limits",
     "mountinfo",
     "mounts",
     "cgroup",

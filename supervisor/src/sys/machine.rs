@@ -140,6 +140,7 @@ impl Sim {
         match file {
             "stat" => Target::Text(machine::proc_stat(&self.proc_view(target))),
             "statm" => Target::Text(machine::proc_statm()),
+            "limits" => Target::Text(self.procs[&target].rlimits.proc_limits()),
             // SAFETY: getuid and getgid cannot fail.
             "status" => Target::Text(machine::proc_status(
                 &self.proc_view(target),

@@ -5,6 +5,7 @@
  * table, the same on every machine. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +29,17 @@ int main(void) {
     printf("prlimit_old cur=%llu max=%llu\n", (unsigned long long)old.rlim_cur,
            (unsigned long long)old.rlim_max);
     show("raised", RLIMIT_NOFILE);
+    /* /proc/self/limits agrees with getrlimit. */
+    FILE *f = fopen("/proc/self/limits", "r");
+    CHECK(f != NULL);
+    char line[256];
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "Max open files", 14) == 0) {
+            unsigned long long soft, hard;
+            CHECK(sscanf(line + 14, "%llu %llu", &soft, &hard) == 2);
+            printf("proc_limits_nofile cur=%llu max=%llu\n", soft, hard);
+        }
+    CHECK(fclose(f) == 0);
     struct rlimit bad = {10, 5};
     printf("cur_above_max %s\n", setrlimit(RLIMIT_NOFILE, &bad) == -1 && errno == EINVAL ? "EINVAL" : "accepted");
     struct rlimit r;
