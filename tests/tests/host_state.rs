@@ -120,12 +120,16 @@ per_linkage!(
     machine_is_the_simulated_one
 );
 
+/// The line of `out` that starts with `label `.
+fn labelled_line<'a>(out: &'a str, label: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.starts_with(&format!("{label} ")))
+        .unwrap_or_else(|| panic!("no {label} line in\n{out}"))
+}
+
 /// The `key=value` word of the line of `out` that starts with `label `.
 fn field(out: &str, label: &str, key: &str) -> u64 {
-    let line = out
-        .lines()
-        .find(|l| l.starts_with(&format!("{label} ")))
-        .unwrap_or_else(|| panic!("no {label} line in\n{out}"));
+    let line = labelled_line(out, label);
     line.split_whitespace()
         .find_map(|w| w.strip_prefix(&format!("{key}=")))
         .and_then(|v| {
@@ -207,10 +211,7 @@ fn statfs_outside_a_data_dir_is_fixed() {
 
 /// The seconds (with fraction) of a `key=S.N` word.
 fn time_of(out: &str, label: &str, key: &str) -> f64 {
-    let line = out
-        .lines()
-        .find(|l| l.starts_with(&format!("{label} ")))
-        .unwrap_or_else(|| panic!("no {label} line in\n{out}"));
+    let line = labelled_line(out, label);
     line.split_whitespace()
         .find_map(|w| w.strip_prefix(&format!("{key}=")))
         .and_then(|v| v.parse().ok())
@@ -370,12 +371,9 @@ fn report_json_counts_unsimulated_host_state() {
 fn assert_listing_and_links_agree_with_stat(out: &str) -> Vec<u64> {
     let mut inodes = Vec::new();
     for name in ["alpha", "beta", "gamma"] {
-        let line = out
-            .lines()
-            .find(|l| l.starts_with(&format!("entry {name} ")))
-            .unwrap_or_else(|| panic!("no entry {name}\n{out}"));
-        let d_ino = field(line, "entry", "d_ino");
-        assert_eq!(d_ino, field(line, "entry", "stat_ino"), "{name}\n{out}");
+        let entry = format!("entry {name}");
+        let d_ino = field(out, &entry, "d_ino");
+        assert_eq!(d_ino, field(out, &entry, "stat_ino"), "{name}\n{out}");
         inodes.push(d_ino);
     }
     let pid: u64 = value(out, "getpid");
@@ -432,11 +430,7 @@ fn resource_limits_are_the_simulated_table() {
     let run = run_twice(&Exec::program(Program::c("rlimits")).seed(1));
     run.expect_success();
     let out = run.out();
-    let line = |label: &str| -> &str {
-        out.lines()
-            .find(|l| l.starts_with(&format!("{label} ")))
-            .unwrap_or_else(|| panic!("no {label}\n{run}"))
-    };
+    let line = |label| labelled_line(out, label);
     assert_eq!(line("nofile"), "nofile cur=1024 max=524288", "{run}");
     assert_eq!(
         line("stack"),

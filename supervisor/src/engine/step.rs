@@ -48,8 +48,8 @@ impl Supervisor {
                 // No signal queued for the kernel to deliver first: what the call
                 // would do when re-executed is decided here and now, as at
                 // the seccomp stop it would reach, without the round trip.
-                self.refresh_vdso(pid);
-                self.watchdog.running(pid, tid);
+                // (A call answered in place resumes the thread at once.)
+                self.about_to_run(pid, tid);
                 if self.dispatch(vtid, regs) && !self.group_exiting() {
                     self.step_ended();
                     return Ok(());
@@ -86,9 +86,15 @@ impl Supervisor {
         let _ = tracee::set_regs(tid, regs);
     }
 
-    pub(super) fn go(&mut self, pid: i32, tid: i32, sig: i32, to_exit: bool) {
+    /// `tid` of `pid` is about to run: its time page is current and the
+    /// watchdog watches it.
+    fn about_to_run(&mut self, pid: i32, tid: i32) {
         self.refresh_vdso(pid);
         self.watchdog.running(pid, tid);
+    }
+
+    pub(super) fn go(&mut self, pid: i32, tid: i32, sig: i32, to_exit: bool) {
+        self.about_to_run(pid, tid);
         let _ = if to_exit {
             tracee::cont_to_syscall_exit(tid)
         } else {

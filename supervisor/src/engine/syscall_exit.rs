@@ -55,7 +55,8 @@ impl Supervisor {
                 self.sim.uname_answered(&tracee::Process(pid), pid, addr)
             }
             Some(ExitHook::Dirents(listing)) if (ret as i64) > 0 => {
-                self.dirents_listed(pid, ret as usize, &listing)
+                self.sim
+                    .dirents_listed(&tracee::Process(pid), ret as usize, &listing)
             }
             Some(ExitHook::ParkUnlessReaped(saved))
                 if self.wait_probed(vtid, tid, pid, ret, &saved) =>

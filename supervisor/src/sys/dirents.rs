@@ -12,9 +12,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 use super::{Action, Call};
-use crate::engine::Supervisor;
-use crate::host::tracee;
 use crate::host::tracee::Memory;
+use crate::sim::state::Sim;
 use crate::sim::world::{ExitHook, Resume};
 
 /// What the exit needs to know of the listed directory.
@@ -60,16 +59,15 @@ fn entries(bytes: &[u8], wide: bool) -> Vec<Entry> {
     out
 }
 
-impl Supervisor {
+impl Sim {
     /// getdents/getdents64 at the entry: what the exit needs.
-    pub(super) fn sys_getdents(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_getdents(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
         let fd = c.a[0] as i32;
         targs.push(fd as i64);
         let host_dev = std::fs::metadata(format!("/proc/{}/fd/{fd}", c.pid)).map_or(0, |m| m.dev());
         let disk = self
-            .sim
             .disk_ino_of_fd(c.pid, fd)
-            .and_then(|(d, ino)| Some((d, self.sim.disks.get(d).disk.path_of(ino)?)));
+            .and_then(|(d, ino)| Some((d, self.disks.get(d).disk.path_of(ino)?)));
         Action::Now(Resume::PassThenExit(
             None,
             ExitHook::Dirents(Box::new(Listing {
@@ -83,8 +81,7 @@ impl Supervisor {
 
     /// At the exit of a listing that returned `len` bytes: the simulated
     /// inode numbers over the host's.
-    pub(crate) fn dirents_listed(&mut self, pid: i32, len: usize, listing: &Listing) {
-        let mem = tracee::Process(pid);
+    pub(crate) fn dirents_listed(&mut self, mem: &impl Memory, len: usize, listing: &Listing) {
         let mut bytes = vec![0u8; len];
         if mem.read_mem(listing.buf, &mut bytes).is_err() {
             return;
@@ -96,12 +93,9 @@ impl Supervisor {
                     b".." => dir.parent().map_or_else(|| dir.clone(), PathBuf::from),
                     name => dir.join(OsStr::from_bytes(name)),
                 };
-                Some((*d, self.sim.disks.get(*d).disk.lookup(&path).ok()?))
+                Some((*d, self.disks.get(*d).disk.lookup(&path).ok()?))
             });
-            let id = match on_disk {
-                Some((d, ino)) => self.sim.file_ids.on_disk(d, ino),
-                None => self.sim.file_ids.elsewhere(listing.host_dev, entry.ino),
-            };
+            let id = self.identity(on_disk, listing.host_dev, entry.ino);
             bytes[entry.at..entry.at + 8].copy_from_slice(&id.ino.to_ne_bytes());
         }
         let _ = mem.write_mem(listing.buf, &bytes);

@@ -155,7 +155,7 @@ impl Sim {
     }
 
     /// The host pid of the process `ns_pid` names in `pid`'s namespace.
-    fn pid_in_namespace(&self, pid: i32, ns_pid: i32) -> Option<i32> {
+    pub(super) fn pid_in_namespace(&self, pid: i32, ns_pid: i32) -> Option<i32> {
         let root = self.procs.get(&pid)?.ns_root;
         self.procs
             .values()

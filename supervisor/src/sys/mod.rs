@@ -174,9 +174,9 @@ impl Supervisor {
             SYS_stat | SYS_fstat | SYS_lstat | SYS_newfstatat | SYS_statx => {
                 self.sim.sys_stat(c, targs)
             }
-            SYS_getdents | SYS_getdents64 => self.sys_getdents(c, targs),
-            SYS_getrlimit | SYS_setrlimit | SYS_prlimit64 => self.sys_rlimit(c, targs),
-            SYS_readlink | SYS_readlinkat => self.sys_readlink(c, targs),
+            SYS_getdents | SYS_getdents64 => self.sim.sys_getdents(c, targs),
+            SYS_getrlimit | SYS_setrlimit | SYS_prlimit64 => self.sim.sys_rlimit(c, targs),
+            SYS_readlink | SYS_readlinkat => self.sim.sys_readlink(c, targs),
             SYS_nanosleep | SYS_clock_nanosleep => self.sim.sys_sleep(c, targs),
             SYS_sched_yield => ret(0),
             SYS_futex => self.sim.sys_futex(c, targs),

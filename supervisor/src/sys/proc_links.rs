@@ -9,8 +9,8 @@
 use std::os::unix::fs::MetadataExt;
 
 use super::{err, pass, ret, Action, Call};
-use crate::engine::Supervisor;
 use crate::host::tracee::Memory;
+use crate::sim::state::Sim;
 
 /// What a readlink of a `/proc` path reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,9 +31,9 @@ fn inode_link(target: &str) -> Option<(&str, u64)> {
     matches!(kind, "pipe" | "socket").then_some((kind, ino))
 }
 
-impl Supervisor {
+impl Sim {
     /// readlink (path, buf, size) and readlinkat (dirfd, path, buf, size).
-    pub(super) fn sys_readlink(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_readlink(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
         let (path, buf, size) = if c.nr == libc::SYS_readlink {
             (c.a[0], c.a[1], c.a[2])
         } else {
@@ -50,8 +50,7 @@ impl Supervisor {
         match self.proc_link(c, &String::from_utf8_lossy(rest)) {
             Link::Host => pass(),
             Link::HostState => {
-                self.sim
-                    .note_host_state(c.pid, "readlink /proc/<pid>/ns".to_string());
+                self.note_host_state(c.pid, "readlink /proc/<pid>/ns".to_string());
                 pass()
             }
             Link::Text(text) => {
@@ -69,34 +68,22 @@ impl Supervisor {
     }
 
     /// What `/proc/<rest>`, read as a link by the caller, reads.
-    fn proc_link(&mut self, c: &Call, rest: &str) -> Link {
+    fn proc_link(&mut self, c: &Call<impl Memory>, rest: &str) -> Link {
         let (first, file) = rest.split_once('/').unwrap_or((rest, ""));
-        let Some(proc) = self.sim.procs.get(&c.pid) else {
+        let Some(ns_pid) = self.procs.get(&c.pid).map(|p| p.ns_pid) else {
             return Link::Host;
         };
-        let (ns_pid, root) = (proc.ns_pid, proc.ns_root);
         let host_pid = match first {
-            "self" | "thread-self" if file.is_empty() => {
-                return Link::Text(if first == "self" {
-                    ns_pid.to_string()
-                } else {
-                    let ns_tid = self.sim.threads[&c.vtid].ns_tid;
-                    format!("{ns_pid}/task/{ns_tid}")
-                });
+            "self" if file.is_empty() => return Link::Text(ns_pid.to_string()),
+            "thread-self" if file.is_empty() => {
+                let ns_tid = self.threads[&c.vtid].ns_tid;
+                return Link::Text(format!("{ns_pid}/task/{ns_tid}"));
             }
             "self" | "thread-self" => c.pid,
-            n => match n.parse::<i32>() {
-                Ok(n) => match self
-                    .sim
-                    .procs
-                    .values()
-                    .find(|p| p.ns_root == root && p.ns_pid == n)
-                {
-                    Some(p) => p.pid,
-                    // Not the node's: the host's answer (usually ENOENT).
-                    None => return Link::Host,
-                },
-                Err(_) => return Link::Host,
+            // Not a pid of the node's: the host's answer (usually ENOENT).
+            n => match n.parse().ok().and_then(|n| self.pid_in_namespace(c.pid, n)) {
+                Some(pid) => pid,
+                None => return Link::Host,
             },
         };
         if file.starts_with("ns/") {
@@ -116,14 +103,67 @@ impl Supervisor {
         let Ok(meta) = std::fs::metadata(&host_path) else {
             return Link::Host;
         };
-        let id = self.sim.file_ids.elsewhere(meta.dev(), meta.ino());
+        let id = self.identity(None, meta.dev(), meta.ino());
         Link::Text(format!("{kind}:[{}]", id.ino))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{call, returned, world, zeroed, PID};
     use super::*;
+    use crate::sim::world::Resume;
+
+    const PATH: u64 = 0x1000;
+    const BUF: u64 = 0x2000;
+
+    /// readlink(path, BUF, size) by the test thread: what it answered and
+    /// the bytes it wrote.
+    fn readlink(sim: &mut Sim, path: &str, size: u64) -> (Action, Vec<u8>) {
+        let mem = zeroed(BUF, 64);
+        // read_cstr reads whole chunks: the path's page is there.
+        let mut bytes = path.as_bytes().to_vec();
+        bytes.resize(4096, 0);
+        mem.map(PATH, &bytes);
+        let c = call(libc::SYS_readlink, [PATH, BUF, size, 0, 0, 0], mem);
+        let action = sim.sys_readlink(&c, &mut vec![]);
+        let mut out = vec![0u8; 64];
+        c.mem().read_mem(BUF, &mut out).unwrap();
+        (action, out)
+    }
+
+    #[test]
+    fn proc_self_names_the_namespace_pid_and_tid() {
+        let mut sim = world();
+        let (action, out) = readlink(&mut sim, "/proc/self", 64);
+        assert_eq!(returned(action), PID.to_string().len() as i64);
+        assert!(out.starts_with(PID.to_string().as_bytes()));
+        let (action, out) = readlink(&mut sim, "/proc/thread-self", 64);
+        let want = format!("{PID}/task/{PID}");
+        assert_eq!(returned(action), want.len() as i64);
+        assert!(out.starts_with(want.as_bytes()));
+    }
+
+    #[test]
+    fn a_short_buffer_gets_the_start_and_no_buffer_is_invalid() {
+        let mut sim = world();
+        let (action, out) = readlink(&mut sim, "/proc/thread-self", 2);
+        assert_eq!(returned(action), 2);
+        assert_eq!(&out[..3], &[b'1', b'0', 0]);
+        let (action, _) = readlink(&mut sim, "/proc/self", 0);
+        assert_eq!(returned(action), -(libc::EINVAL as i64));
+    }
+
+    #[test]
+    fn namespace_links_are_reported_and_other_paths_passed() {
+        let mut sim = world();
+        let (action, _) = readlink(&mut sim, "/proc/self/ns/net", 64);
+        assert!(matches!(action, Action::Now(Resume::Pass)));
+        assert_eq!(sim.host_state.values().sum::<u64>(), 1);
+        let (action, _) = readlink(&mut sim, "/usr/bin/cc", 64);
+        assert!(matches!(action, Action::Now(Resume::Pass)));
+        assert_eq!(sim.host_state.values().sum::<u64>(), 1);
+    }
 
     #[test]
     fn pipe_and_socket_links_name_their_inode() {

@@ -9,9 +9,9 @@
 //! host's business: passed and reported as a host-state read.
 
 use super::{err, pass, ret, Action, Call};
-use crate::engine::Supervisor;
 use crate::host::tracee::Memory;
 use crate::sim::rlimits::Limit;
+use crate::sim::state::Sim;
 
 /// Sets `limit` on host process `pid`, lowered to the host's hard limit.
 fn enforce_on_host(pid: i32, resource: u64, limit: Limit) -> std::io::Result<()> {
@@ -35,22 +35,21 @@ fn enforce_on_host(pid: i32, resource: u64, limit: Limit) -> std::io::Result<()>
     Ok(())
 }
 
-impl Supervisor {
+impl Sim {
     /// getrlimit (resource, old), setrlimit (resource, new) and prlimit64
     /// (pid, resource, new, old).
-    pub(super) fn sys_rlimit(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_rlimit(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
         let (pid, resource, new, old) = match c.nr {
             libc::SYS_getrlimit => (0, c.a[0], 0, c.a[1]),
             libc::SYS_setrlimit => (0, c.a[0], c.a[1], 0),
             _ => (c.a[0] as i32, c.a[1], c.a[2], c.a[3]),
         };
         targs.push(resource as i64);
-        let Some(proc) = self.sim.procs.get(&c.pid) else {
+        let Some(proc) = self.procs.get(&c.pid) else {
             return pass();
         };
         if pid != 0 && pid != proc.ns_pid {
-            self.sim
-                .note_host_state(c.pid, "prlimit64 of another process".to_string());
+            self.note_host_state(c.pid, "prlimit64 of another process".to_string());
             return pass();
         }
         let Some(previous) = proc.rlimits.get(resource) else {
@@ -69,13 +68,73 @@ impl Supervisor {
         }
         if let Some(limit) = limit {
             if let Err(e) = enforce_on_host(c.pid, resource, limit) {
-                self.sim
-                    .note_host_state(c.pid, format!("setrlimit on the host ({e})"));
+                self.note_host_state(c.pid, format!("setrlimit on the host ({e})"));
             }
-            if let Some(proc) = self.sim.procs.get_mut(&c.pid) {
+            if let Some(proc) = self.procs.get_mut(&c.pid) {
                 proc.rlimits.set(resource, limit);
             }
         }
         ret(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{call, returned, world, zeroed};
+    use super::*;
+    use crate::sim::world::Resume;
+
+    const LIMIT: u64 = 0x1000;
+
+    #[test]
+    fn a_read_answers_from_the_table() {
+        let mut sim = world();
+        let c = call(
+            libc::SYS_getrlimit,
+            [libc::RLIMIT_NOFILE as u64, LIMIT, 0, 0, 0, 0],
+            zeroed(LIMIT, 16),
+        );
+        assert_eq!(returned(sim.sys_rlimit(&c, &mut vec![])), 0);
+        assert_eq!(c.mem().read_val::<Limit>(LIMIT).unwrap(), [1024, 524_288]);
+    }
+
+    #[test]
+    fn bad_resources_and_limits_are_invalid() {
+        let mut sim = world();
+        let c = call(
+            libc::SYS_getrlimit,
+            [99, LIMIT, 0, 0, 0, 0],
+            zeroed(LIMIT, 16),
+        );
+        assert_eq!(
+            returned(sim.sys_rlimit(&c, &mut vec![])),
+            -(libc::EINVAL as i64)
+        );
+        let mem = zeroed(LIMIT, 16);
+        mem.write_val(LIMIT, &[10u64, 5]).unwrap();
+        let c = call(
+            libc::SYS_setrlimit,
+            [libc::RLIMIT_NOFILE as u64, LIMIT, 0, 0, 0, 0],
+            mem,
+        );
+        assert_eq!(
+            returned(sim.sys_rlimit(&c, &mut vec![])),
+            -(libc::EINVAL as i64)
+        );
+    }
+
+    #[test]
+    fn another_process_limit_is_passed_and_reported() {
+        let mut sim = world();
+        let c = call(
+            libc::SYS_prlimit64,
+            [7, libc::RLIMIT_NOFILE as u64, 0, LIMIT, 0, 0],
+            zeroed(LIMIT, 16),
+        );
+        assert!(matches!(
+            sim.sys_rlimit(&c, &mut vec![]),
+            Action::Now(Resume::Pass)
+        ));
+        assert_eq!(sim.host_state.values().sum::<u64>(), 1);
     }
 }

@@ -142,7 +142,7 @@ impl Sim {
     }
 
     /// The identity to show for a file.
-    fn identity(
+    pub(super) fn identity(
         &mut self,
         on_disk: Option<(usize, vfs::Ino)>,
         host_dev: u64,
