@@ -249,6 +249,8 @@ impl Supervisor {
         let Some(p) = self.sim.procs.remove(&pid) else {
             return;
         };
+        // Its descriptors closed: a pipe's other end may now see EOF.
+        self.sim.descriptors_changed();
         self.sim.cpu.process_gone(pid, p.parent);
         self.forget_mm(p.mm);
         self.sim.signal_timers.retain(|t| t.pid != pid);
@@ -446,6 +448,7 @@ impl Supervisor {
     /// everything else.
     pub(super) fn forget_closed_on_exec(&mut self, pid: i32) {
         let now = self.sim.clock.now();
+        self.sim.descriptors_changed();
         let Some(p) = self.sim.procs.get_mut(&pid) else {
             return;
         };

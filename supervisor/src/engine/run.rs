@@ -146,6 +146,9 @@ impl Supervisor {
             .filter(|&i| self.sim.signal_timers[i].at <= now)
             .collect();
         due.sort_by_key(|&i| (self.sim.signal_timers[i].at, self.sim.signal_timers[i].pid));
+        if !due.is_empty() {
+            self.sim.descriptors_changed();
+        }
         for &i in &due {
             let t = &mut self.sim.signal_timers[i];
             match t.owner {
@@ -219,6 +222,7 @@ impl Supervisor {
         let ms = self.cfg.idle_limit.as_millis().min(i32::MAX as u128) as i32;
         let woke = fdprobe::wait_any(&targets, ms);
         if woke {
+            self.sim.descriptors_changed();
             self.preemptions += 1; // outside input makes the run depend on timing
         }
         woke

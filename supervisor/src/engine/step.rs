@@ -19,6 +19,12 @@ impl Supervisor {
         self.waits.step_starts(th.pid, passing);
         let procs = &self.sim.procs;
         self.waits.forget(|p| procs.contains_key(&p));
+        if matches!(
+            resume,
+            Resume::Pass | Resume::PassThenExit(..) | Resume::Signal(_)
+        ) {
+            self.sim.descriptors_changed();
+        }
         let th = self.sim.threads.get_mut(&vtid).expect("picked thread");
         if let Some(req) = th.channel_wait.take() {
             self.answer_request(vtid, req, resume);

@@ -86,32 +86,47 @@ pub fn classify(pidfd: &OwnedFd, fd: i32) -> Option<FdKind> {
     }
 }
 
-/// What a probe of one descriptor found.
-#[derive(Debug, Clone, Copy)]
-pub struct Probe {
-    /// The file was opened non-blocking: the kernel never blocks on it.
-    pub nonblocking: bool,
-    /// poll(2) revents for the requested events (0 = not ready).
-    pub revents: i16,
+/// poll(2) revents of descriptor `fd` of the process behind `pidfd` for
+/// `events`, without blocking (0: not ready), through the process's kept
+/// copies. A descriptor found not ready is not polled again until
+/// something may have changed it (`HeldFds::changed`): the wake scans ask
+/// after every step, and most steps touch no host descriptor. `None` if the
+/// fd is invalid (the kernel will then fail the tracee's call with EBADF
+/// itself).
+pub fn revents(pidfd: &OwnedFd, held: &HeldFds, fd: i32, events: i16) -> Option<i16> {
+    if held.known_not_ready(fd, events) {
+        return Some(0);
+    }
+    let revents = held.with(pidfd, fd, |file| poll_now(file, events))?;
+    if revents == 0 {
+        held.note_not_ready(fd, events);
+    }
+    Some(revents)
 }
 
-/// Probes descriptor `fd` of the process behind `pidfd` for `events`
-/// without blocking, through the process's kept copies. `None` if the fd is
-/// invalid (the kernel will then fail the tracee's call with EBADF itself).
-pub fn probe(pidfd: &OwnedFd, held: &HeldFds, fd: i32, events: i16) -> Option<Probe> {
+/// Whether a blocking call waiting for `events` on `fd` would return at
+/// once: the descriptor is ready or was opened O_NONBLOCK (one borrow for
+/// both questions). `None` if the fd is invalid.
+pub fn would_not_block(pidfd: &OwnedFd, held: &HeldFds, fd: i32, events: i16) -> Option<bool> {
     held.with(pidfd, fd, |file| {
         let flags = unsafe { libc::fcntl(file, libc::F_GETFL) };
-        let mut pfd = libc::pollfd {
-            fd: file,
-            events,
-            revents: 0,
-        };
-        let n = unsafe { libc::poll(&mut pfd, 1, 0) };
-        Probe {
-            nonblocking: flags >= 0 && flags & libc::O_NONBLOCK != 0,
-            revents: if n > 0 { pfd.revents } else { 0 },
-        }
+        (flags >= 0 && flags & libc::O_NONBLOCK != 0) || poll_now(file, events) != 0
     })
+}
+
+/// poll(2) with timeout 0 on one descriptor: its revents, 0 if not ready.
+fn poll_now(file: std::os::fd::RawFd, events: i16) -> i16 {
+    let mut pfd = libc::pollfd {
+        fd: file,
+        events,
+        revents: 0,
+    };
+    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
+    if n > 0 {
+        pfd.revents
+    } else {
+        0
+    }
 }
 
 /// The current file offset of `fd` (the borrowed copy shares it).

@@ -125,6 +125,16 @@ impl Sim {
             .collect()
     }
 
+    /// The kernel did something that may have made a host descriptor of any
+    /// process ready (a call passed to it, a signal, an exec, a process's
+    /// end, a timerfd's counter written): the wake scans probe again
+    /// instead of trusting what they last found.
+    pub(crate) fn descriptors_changed(&self) {
+        for p in self.procs.values() {
+            p.held.changed();
+        }
+    }
+
     /// The process a thread belongs to.
     pub(crate) fn proc_of(&self, vtid: Vtid) -> &Process {
         let pid = self.threads[&vtid].pid;

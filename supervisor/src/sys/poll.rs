@@ -84,8 +84,11 @@ impl Supervisor {
             return true;
         };
         fds.iter().any(|&(fd, ev)| {
-            fdprobe::probe(pidfd, held, fd, ev)
-                .is_none_or(|p| p.revents != 0 || (nonblocking_counts && p.nonblocking))
+            if nonblocking_counts {
+                fdprobe::would_not_block(pidfd, held, fd, ev).unwrap_or(true)
+            } else {
+                fdprobe::revents(pidfd, held, fd, ev).is_none_or(|r| r != 0)
+            }
         })
     }
     /// What probing `pid`'s descriptors takes: its pidfd and kept copies.
@@ -287,7 +290,7 @@ impl Supervisor {
         let Some((pidfd, held)) = self.probe_handles(pid) else {
             return POLLNVAL;
         };
-        fdprobe::probe(pidfd, held, e.fd, e.events).map_or(POLLNVAL, |p| p.revents)
+        fdprobe::revents(pidfd, held, e.fd, e.events).unwrap_or(POLLNVAL)
     }
 
     fn write_poll_result(&self, c: &Call, revents: &[i16]) -> Option<usize> {

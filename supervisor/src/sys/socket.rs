@@ -454,6 +454,7 @@ impl Sim {
             Err(NetError::BrokenPipe) => {
                 if flags & MSG_NOSIGNAL == 0 {
                     unsafe { libc::syscall(libc::SYS_tgkill, pid, c.tid, libc::SIGPIPE) };
+                    self.descriptors_changed();
                 }
                 err(EPIPE)
             }

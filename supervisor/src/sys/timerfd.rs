@@ -170,6 +170,7 @@ impl Sim {
     /// that follow wake its readers.
     pub(crate) fn fire_timerfds(&mut self) {
         let now = self.clock.now();
+        let mut fired = false;
         for (&id, timer) in &mut self.timer_fds.timers {
             let Some(schedule) = timer.armed.filter(|s| s.at <= now) else {
                 continue;
@@ -182,6 +183,10 @@ impl Sim {
             }
             self.trace
                 .record(now, 0, "timerfd", &[id as i64, count as i64], "expired");
+            fired = true;
+        }
+        if fired {
+            self.descriptors_changed();
         }
     }
 
