@@ -147,6 +147,39 @@ fn split_brain_is_caught_by_the_election_safety_probe() {
 }
 
 /// etcdctl, a second unmodified Go binary, as the cluster's client.
+/// `--ops N` (what `scripts/bench` gives the native run, so that it does
+/// the simulated seed's work) stops the clients after N operations in all,
+/// well before the duration: the history has exactly N lines.
+#[test]
+fn workload_stops_after_its_operation_budget() {
+    let file = harness("etcd3.toml", "ops", 10);
+    let text = std::fs::read_to_string(&file.path).expect("scenario copy");
+    // No liveness check: the clients stop long before the end.
+    let with_budget = text
+        .replace("progress_within = \"4s\"", "")
+        .replace("\"--keys\", \"4\"", "\"--keys\", \"4\", \"--ops\", \"40\"");
+    assert!(
+        with_budget.contains("\"--ops\", \"40\"") && !with_budget.contains("progress_within"),
+        "the harness file still has --keys 4 and progress_within"
+    );
+    let dir = file.path.parent().expect("scratch dir");
+    let run = run_scenario_twice(
+        &ScenarioFile::raw(dir, "etcd3-ops.toml", &with_budget)
+            .runner()
+            .seed(1)
+            .timeout(SLOW),
+    );
+    run.expect_pass();
+    let done = stdout_of(&run, 1, "client");
+    let counts: usize = done
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse::<usize>().ok())
+        .sum();
+    assert_eq!(counts, 40, "ok + failed + unknown: {done}");
+    let history = std::fs::read_to_string(run.seed_dir(1).join("history.jsonl")).expect("history");
+    assert_eq!(history.lines().count(), 40, "\n{run}");
+}
+
 #[test]
 fn etcdctl_puts_and_gets_through_different_members() {
     let dir = scratch_dir("etcd-etcdctl");

@@ -21,6 +21,11 @@ pub struct Args {
     /// Distinct keys (k0, k1, ...).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub keys: u32,
+    /// Stop after this many operations in all (0: no limit; the duration
+    /// still bounds the run). For timing the same work outside faultline
+    /// (`scripts/bench`).
+    #[arg(long, default_value_t = 0)]
+    pub ops: u64,
     /// Where the history goes (JSON lines, appended).
     #[arg(long, env = "FAULTLINE_HISTORY", default_value = "history.jsonl")]
     pub history: String,

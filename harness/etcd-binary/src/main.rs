@@ -36,10 +36,14 @@ fn main() {
         });
     let counts = runtime.block_on(async {
         let deadline = clock::now_ns() + args.duration.as_nanos() as u64;
+        let budget = Arc::new(worker::Budget::new(args.ops));
         let workers: Vec<_> = (1..=args.clients)
             .map(|process| {
-                let (args, history) = (args.clone(), Arc::clone(&history));
-                tokio::spawn(async move { worker::run(process, &args, &history, deadline).await })
+                let (args, history, budget) =
+                    (args.clone(), Arc::clone(&history), Arc::clone(&budget));
+                tokio::spawn(async move {
+                    worker::run(process, &args, &history, &budget, deadline).await
+                })
             })
             .collect();
         let mut total = worker::Counts::default();

@@ -1,6 +1,8 @@
 //! One client of the workload: until the deadline, a put or a get of a
 //! random key on a random member, one at a time, each recorded.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::args::Args;
 use crate::clock;
 use crate::history::{History, Outcome, Record};
@@ -26,14 +28,38 @@ impl Counts {
     }
 }
 
-/// Runs client `process` (1-based) until `deadline` (monotonic ns).
-pub async fn run(process: u32, args: &Args, history: &History, deadline: u64) -> Counts {
+/// The operations the clients may still start (`--ops`), shared by them.
+pub struct Budget(AtomicU64);
+
+impl Budget {
+    /// `ops` operations in all; 0 for no limit.
+    pub fn new(ops: u64) -> Budget {
+        Budget(AtomicU64::new(if ops == 0 { u64::MAX } else { ops }))
+    }
+
+    /// Takes one operation; false when none is left.
+    fn take(&self) -> bool {
+        self.0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
+    }
+}
+
+/// Runs client `process` (1-based) until `deadline` (monotonic ns) or
+/// until `budget` runs out.
+pub async fn run(
+    process: u32,
+    args: &Args,
+    history: &History,
+    budget: &Budget,
+    deadline: u64,
+) -> Counts {
     let mut rng =
         Rng::new(clock::now_ns() ^ u64::from(process).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let mut members = Members::new(&args.endpoints);
     let mut counts = Counts::default();
     let mut seq = 0;
-    while clock::now_ns() < deadline {
+    while clock::now_ns() < deadline && budget.take() {
         let member = rng.below(members.len());
         let key = format!("k{}", rng.below(args.keys as usize));
         let is_put = rng.below(2) == 0;
