@@ -426,7 +426,7 @@ fn report(
         fast_calls: outcome.fast_calls,
         preemptions: outcome.preemptions,
         host_state: outcome.host_state.clone(),
-        diagnostics: crate::engine::diagnostics::counts(&outcome.diagnostics),
+        diagnostics: crate::sim::diagnostics::counts(&outcome.diagnostics),
         trace_hash: format!("0x{:016x}", outcome.hash),
         schedule_policy: job.sim.schedule(),
         wall_ms: wall.as_millis() as u64,

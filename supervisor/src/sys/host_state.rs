@@ -67,7 +67,7 @@ impl Sim {
         *n += 1;
         if *n == 1 {
             self.report_once(
-                crate::engine::diagnostics::DiagKind::HostState,
+                crate::sim::diagnostics::DiagKind::HostState,
                 format!("warning: {kind} on host {node} reads the host's state, which faultline does not simulate; this run is possibly non-deterministic"),
             );
         }
