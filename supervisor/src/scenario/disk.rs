@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::error::Problem;
 use super::{bytes, Ctx, ScenarioError};
 
 /// `[disk] size` when the file does not say.
@@ -49,8 +50,9 @@ pub(super) fn spec(ctx: &Ctx, raw: &DiskSection) -> Result<DiskSpec, ScenarioErr
     };
     let size = match &raw.size {
         None => DEFAULT_DISK_SIZE,
-        Some(v) => bytes::parse_bytes(v.get_ref())
-            .map_err(|e| ctx.err(v.span(), format!("field `disk.size`: {e}")))?,
+        Some(v) => {
+            bytes::parse_bytes(v.get_ref()).map_err(|e| ctx.at(v.span(), Problem::DiskSize(e)))?
+        }
     };
     let unsynced = match &raw.unsynced {
         None => vfs::CrashModel::default(),

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::error::Problem;
 use super::plan::{FaultSpec, Groups, Outage};
 use super::{Ctx, ScenarioError};
 
@@ -123,8 +124,10 @@ impl Entry<'_, '_> {
     /// A duration that may start with `-`.
     fn signed(&self, field: &str, v: &Option<Spanned<String>>) -> Result<i64, ScenarioError> {
         let v = v.as_ref().ok_or_else(|| self.missing(field))?;
-        super::duration::parse_signed_ns(v.get_ref())
-            .map_err(|e| self.err(v.span(), format!("field `{field}`: {e}")))
+        super::duration::parse_signed_ns(v.get_ref()).map_err(|source| {
+            let field = field.to_string();
+            self.ctx.at(v.span(), Problem::Duration { field, source })
+        })
     }
 
     /// `until`, which must come after `at`.
@@ -387,7 +390,7 @@ impl Entry<'_, '_> {
         };
         params
             .validate()
-            .map_err(|e| self.err(self.f.kind.span(), format!("a \"link\" fault: {e}")))?;
+            .map_err(|e| self.ctx.at(self.f.kind.span(), Problem::LinkFault(e)))?;
         Ok(FaultSpec::Link {
             groups: self.groups()?,
             at,
