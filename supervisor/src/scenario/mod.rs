@@ -164,11 +164,6 @@ impl Ctx<'_> {
         }
     }
 
-    /// A broken rule of the format, in words, at `span`.
-    fn err(&self, span: Range<usize>, message: String) -> ScenarioError {
-        self.at(span, Problem::Invalid(message))
-    }
-
     /// The value of duration field `field`, as nanoseconds.
     fn duration(&self, field: &str, v: &Spanned<String>) -> Result<u64, ScenarioError> {
         duration::parse_ns(v.get_ref()).map_err(|source| {
@@ -187,9 +182,9 @@ impl Ctx<'_> {
         owner: &str,
     ) -> Result<(PathBuf, String, Vec<String>), ScenarioError> {
         let Some((program, args)) = command.get_ref().split_first() else {
-            return Err(self.err(
+            return Err(self.at(
                 command.span(),
-                "field `command`: must name a program".into(),
+                Problem::Rule("field `command`: must name a program"),
             ));
         };
         let relative = program.contains('/') && !Path::new(program).is_absolute();
@@ -235,7 +230,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         toml::from_str(&text).map_err(|e| ctx.at(e.span().unwrap_or(0..0), Problem::Toml(e)))?;
     let folder = match &raw.folder {
         Some(f) if !f.get_ref().starts_with('/') => {
-            return Err(ctx.err(f.span(), "field `folder`: must be an absolute path".into()));
+            return Err(ctx.at(
+                f.span(),
+                Problem::Rule("field `folder`: must be an absolute path"),
+            ));
         }
         Some(f) => Some(PathBuf::from(f.get_ref())),
         None => None,
@@ -246,14 +244,18 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     };
     let duration_ns = ctx.duration("duration", &raw.duration)?;
     if duration_ns == 0 {
-        return Err(ctx.err(
+        return Err(ctx.at(
             raw.duration.span(),
-            "field `duration`: a seed of 0s runs nothing; give a virtual time such as \"30s\""
-                .into(),
+            Problem::Rule(
+                "field `duration`: a seed of 0s runs nothing; give a virtual time such as \"30s\"",
+            ),
         ));
     }
     if raw.name.get_ref().is_empty() {
-        return Err(ctx.err(raw.name.span(), "field `name`: must not be empty".into()));
+        return Err(ctx.at(
+            raw.name.span(),
+            Problem::Rule("field `name`: must not be empty"),
+        ));
     }
     let mut net = vnet::NetConfig::default();
     if let Some(v) = &raw.net.delay_min {
@@ -267,24 +269,21 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     }
     net.validate().map_err(|e| ctx.at(0..0, Problem::Net(e)))?;
     if raw.nodes.is_empty() {
-        return Err(ctx.err(0..0, "no [[node]]: a scenario needs at least one".into()));
+        return Err(ctx.at(
+            0..0,
+            Problem::Rule("no [[node]]: a scenario needs at least one"),
+        ));
     }
     let mut nodes = Vec::new();
     for node in &raw.nodes {
         let name = node.name.get_ref().clone();
         if nodes.iter().any(|n: &NodeSpec| n.name == name) {
-            return Err(ctx.err(
-                node.name.span(),
-                format!("field `name`: node {name:?} is defined twice"),
-            ));
+            return Err(ctx.at(node.name.span(), Problem::Twice { what: "node", name }));
         }
         let (program, command0, args) = ctx.command(&node.command, &format!("node {name:?}"))?;
         let data_dir = match &node.data_dir {
             Some(d) if !d.get_ref().starts_with('/') => {
-                return Err(ctx.err(
-                    d.span(),
-                    format!("field `data_dir` of node {name:?}: must be an absolute path"),
-                ));
+                return Err(ctx.at(d.span(), Problem::DataDir(name)));
             }
             Some(d) => Some(PathBuf::from(d.get_ref())),
             None => None,
