@@ -33,8 +33,9 @@ pub enum ScenarioError {
         line: usize,
         /// The column (from 1).
         column: usize,
-        /// What is wrong there.
-        problem: Problem,
+        /// What is wrong there (boxed: some problems hold large errors,
+        /// and every `Result` of the parser carries this type).
+        problem: Box<Problem>,
     },
 }
 

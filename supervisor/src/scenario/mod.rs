@@ -160,7 +160,7 @@ impl Ctx<'_> {
             file: self.file.to_path_buf(),
             line,
             column,
-            problem,
+            problem: Box::new(problem),
         }
     }
 
