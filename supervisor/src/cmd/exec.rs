@@ -219,7 +219,7 @@ fn print_outcome(cfg: &Config, o: &Outcome) {
     if !o.host_state.is_empty() {
         eprintln!(
             "faultline: warning: {}; this run is possibly non-deterministic",
-            crate::cmd::verdict::host_state_words(&o.host_state)
+            crate::sys::host_state::host_state_words(&o.host_state)
         );
     }
     if o.preemptions > 0 {

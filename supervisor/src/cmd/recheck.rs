@@ -1,11 +1,11 @@
 //! A seed run twice: `run` runs each failing seed again (with
 //! `--check-determinism`, every seed) and compares the two traces, so a
 //! failure that does not replay, or a seed that is not deterministic, says
-//! so before anyone debugs it.
+//! so before anyone debugs it. Here: which seeds run again, and how the
+//! two runs compare; `cmd::seed` runs the second one.
 
 use std::path::Path;
 
-use crate::cmd::seed::{run_judged, SeedError, SeedJob};
 use crate::engine::Outcome;
 use crate::path_error::PathError;
 use crate::report::artifacts::{self, Verdict};
@@ -42,29 +42,21 @@ impl Recheck {
 /// the runs differ.
 pub const RECHECK_DIR: &str = "recheck";
 
-/// Runs the seed a second time into `dir`/recheck and compares the traces
-/// event by event (None if an interrupt cut the second run short).
-pub(crate) fn second_run(
-    job: &SeedJob,
-    seed: u64,
+/// Compares the traces of a seed's first run (in `dir`) and its second
+/// (in `again`) event by event; the second run's directory is removed when
+/// they are the same.
+pub(crate) fn compare(
     dir: &Path,
+    again: &Path,
     first: &Outcome,
-) -> Result<Option<Replays>, SeedError> {
-    let again = dir.join(RECHECK_DIR);
-    let once = SeedJob {
-        recheck: Recheck::Never,
-        ..job.clone()
-    };
-    let (_, second) = run_judged(&once, seed, &again)?;
-    if crate::host::interrupt::received().is_some() {
-        return Ok(None);
-    }
+    second: &Outcome,
+) -> Result<Replays, PathError> {
     if (second.hash, second.events) == (first.hash, first.events) {
-        let _ = std::fs::remove_dir_all(&again);
-        return Ok(Some(Replays::Identical));
+        let _ = std::fs::remove_dir_all(again);
+        return Ok(Replays::Identical);
     }
     let read = |d: &Path| read_lines(&d.join(artifacts::TRACE)).map_err(PathError::io(d));
-    let divergence = first_divergence(read(dir)?, read(&again)?).unwrap_or(Divergence {
+    let divergence = first_divergence(read(dir)?, read(again)?).unwrap_or(Divergence {
         // The hash is over the lines, so equal files with another hash
         // mean a trace file was cut short (a full disk): the runs differ
         // past what was written.
@@ -72,11 +64,11 @@ pub(crate) fn second_run(
         first: "(run ended)".into(),
         second: "(run ended)".into(),
     });
-    Ok(Some(Replays::Diverged(Box::new(Diverged::new(
+    Ok(Replays::Diverged(Box::new(Diverged::new(
         &divergence,
         first,
-        &second,
-    )))))
+        second,
+    ))))
 }
 
 /// The failure of a seed whose two runs differ: at the first divergent

@@ -19,13 +19,21 @@ pub enum ResultsError {
         /// What the OS said.
         source: std::io::Error,
     },
-    /// A seed's report.json is missing or unreadable.
-    #[error("{path}: {message}")]
-    Report {
+    /// A seed's report.json is missing or cannot be read.
+    #[error("{path}: {source}")]
+    ReadReport {
         /// The report.json.
         path: PathBuf,
-        /// What was wrong.
-        message: String,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// A seed's report.json is not the JSON faultline writes.
+    #[error("{path}: {source}")]
+    ParseReport {
+        /// The report.json.
+        path: PathBuf,
+        /// What serde_json said.
+        source: serde_json::Error,
     },
 }
 
@@ -55,12 +63,11 @@ impl Recorded {
     /// Reads `<dir>/report.json`.
     pub fn read(dir: &Path) -> Result<Self, ResultsError> {
         let path = dir.join("report.json");
-        let bad = |message: String| ResultsError::Report {
+        let text = std::fs::read_to_string(&path).map_err(|source| ResultsError::ReadReport {
             path: path.clone(),
-            message,
-        };
-        let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
-        serde_json::from_str(&text).map_err(|e| bad(e.to_string()))
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| ResultsError::ParseReport { path, source })
     }
 }
 

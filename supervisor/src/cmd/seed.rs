@@ -170,11 +170,7 @@ pub fn run_seed(job: &SeedJob, seed: u64, dir: &Path) -> Result<SeedResult, Seed
 
 /// Runs, judges (running the seed again if `job.recheck` asks) and
 /// reports one seed; returns its result and the run's outcome.
-pub(crate) fn run_judged(
-    job: &SeedJob,
-    seed: u64,
-    dir: &Path,
-) -> Result<(SeedResult, Outcome), SeedError> {
+fn run_judged(job: &SeedJob, seed: u64, dir: &Path) -> Result<(SeedResult, Outcome), SeedError> {
     let started = Instant::now();
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).map_err(PathError::io(dir))?;
@@ -185,7 +181,7 @@ pub(crate) fn run_judged(
     drop(built.outputs);
     let (mut verdict, mut failure) = judge(job, &outcome, dir, &built.history, started.elapsed());
     let replays = match job.recheck.wants(verdict) {
-        true => recheck::second_run(job, seed, dir, &outcome)?,
+        true => second_run(job, seed, dir, &outcome)?,
         false => None,
     };
     if let (Recheck::Every, Some(Replays::Diverged(d))) = (job.recheck, &replays) {
@@ -203,6 +199,26 @@ pub(crate) fn run_judged(
     let mut result = SeedResult::from_report(&report)?;
     result.text = crate::cmd::verdict::seed_text(&report, &outcome, dir);
     Ok((result, outcome))
+}
+
+/// Runs the seed a second time into `dir`/recheck and compares the traces
+/// (None if an interrupt cut the second run short).
+fn second_run(
+    job: &SeedJob,
+    seed: u64,
+    dir: &Path,
+    first: &Outcome,
+) -> Result<Option<Replays>, SeedError> {
+    let again = dir.join(recheck::RECHECK_DIR);
+    let once = SeedJob {
+        recheck: Recheck::Never,
+        ..job.clone()
+    };
+    let (_, second) = run_judged(&once, seed, &again)?;
+    if crate::host::interrupt::received().is_some() {
+        return Ok(None);
+    }
+    Ok(Some(recheck::compare(dir, &again, first, &second)?))
 }
 
 /// Step 1: the supervisor with every node launched on its host.
@@ -426,7 +442,7 @@ fn report(
         fast_calls: outcome.fast_calls,
         preemptions: outcome.preemptions,
         host_state: outcome.host_state.clone(),
-        diagnostics: crate::engine::diagnostics::counts(&outcome.diagnostics),
+        diagnostics: crate::sim::diagnostics::counts(&outcome.diagnostics),
         trace_hash: format!("0x{:016x}", outcome.hash),
         schedule_policy: job.sim.schedule(),
         wall_ms: wall.as_millis() as u64,

@@ -73,7 +73,7 @@ pub fn seed_text(report: &Report, outcome: &Outcome, dir: &Path) -> String {
         let _ = writeln!(
             text,
             "faultline:   warning: {}; this seed is possibly non-deterministic",
-            host_state_words(&outcome.host_state)
+            crate::sys::host_state::host_state_words(&outcome.host_state)
         );
     }
     match &outcome.ending {
@@ -187,14 +187,4 @@ pub fn end_text(name: &str, results: &[SeedResult], not_run: usize, interrupted:
         );
     }
     text
-}
-
-/// The unsimulated host-state reads of a run, in words: "host state read:
-/// sysinfo on host n1 (3 time(s)), ...".
-pub(crate) fn host_state_words(reads: &[crate::sys::host_state::HostStateRead]) -> String {
-    let each: Vec<String> = reads
-        .iter()
-        .map(|r| format!("{} on host {} ({} time(s))", r.call, r.node, r.count))
-        .collect();
-    format!("host state read: {}", each.join(", "))
 }

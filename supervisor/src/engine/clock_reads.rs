@@ -45,7 +45,7 @@ impl Supervisor {
             }
             Err(e) => {
                 self.sim.report_once(
-                    crate::engine::diagnostics::DiagKind::Vdso,
+                    crate::sim::diagnostics::DiagKind::Vdso,
                     format!("the faultline vDSO is not used ({e}); every clock read traps"),
                 );
                 false

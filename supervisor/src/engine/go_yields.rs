@@ -98,7 +98,7 @@ impl Supervisor {
                 Ok(found) => found,
                 Err(e) => {
                     self.sim.report_once(
-                        diagnostics::DiagKind::InternalError,
+                        crate::sim::diagnostics::DiagKind::InternalError,
                         format!("{e}: its runtime's yields are not scheduling points, so its spin loops may be preempted by the watchdog"),
                     );
                     None
@@ -137,7 +137,7 @@ impl Supervisor {
                     );
                 }
                 Err(e) => self.sim.report_once(
-                    diagnostics::DiagKind::InternalError,
+                    crate::sim::diagnostics::DiagKind::InternalError,
                     format!(
                         "cannot put a breakpoint on {name} of {} at {addr:#x} ({e})",
                         exe.display()
@@ -201,7 +201,7 @@ impl Supervisor {
             }
             Err(e) => {
                 self.sim.report_once(
-                    diagnostics::DiagKind::InternalError,
+                    crate::sim::diagnostics::DiagKind::InternalError,
                     format!("cannot step thread {tid} over a Go yield breakpoint ({e})"),
                 );
                 None

@@ -283,7 +283,7 @@ impl Supervisor {
                 detail
             );
             self.sim
-                .report_once(super::diagnostics::DiagKind::Killed, msg);
+                .report_once(crate::sim::diagnostics::DiagKind::Killed, msg);
         }
         if let Some(parent_tid) = p.vfork_parent {
             self.wake_vfork_parent(parent_tid);

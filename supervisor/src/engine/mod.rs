@@ -5,7 +5,6 @@
 
 mod clock_faults;
 pub mod clock_reads;
-pub mod diagnostics;
 pub mod fault_log;
 mod faults;
 mod go_yields;
@@ -14,7 +13,6 @@ mod net_disk_faults;
 mod pause;
 pub mod probes;
 mod run;
-pub mod scheduler;
 mod signals;
 mod step;
 mod syscall_exit;
@@ -26,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use scheduler::SchedulePolicy;
+use crate::sim::scheduler::SchedulePolicy;
 
 use crate::host::launch::LaunchSpec;
 use crate::host::watchdog::Watchdog;
@@ -134,7 +132,7 @@ pub struct Outcome {
     /// Every finished run of an invariant probe.
     pub probe_runs: Vec<probes::ProbeRun>,
     /// What faultline reported besides the verdict (faultline.log).
-    pub diagnostics: Vec<diagnostics::Diagnostic>,
+    pub diagnostics: Vec<crate::sim::diagnostics::Diagnostic>,
     /// When the nodes wrote their output and history (output.jsonl).
     pub output: Vec<crate::sim::output::OutputMark>,
 }

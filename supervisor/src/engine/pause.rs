@@ -6,8 +6,8 @@
 
 use std::collections::BTreeSet;
 
-use super::scheduler::{Decision, States};
 use super::*;
+use crate::sim::scheduler::{Decision, States};
 
 /// The threads of the nodes that are not paused, as the scheduler sees them.
 struct Unpaused<'a> {

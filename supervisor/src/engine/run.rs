@@ -6,8 +6,8 @@
 use super::*;
 use crate::host::fdprobe;
 use crate::host::tracee;
+use crate::sim::scheduler::{self, Decision};
 use crate::sim::world::*;
-use scheduler::Decision;
 
 impl Supervisor {
     /// Runs the program to its end.

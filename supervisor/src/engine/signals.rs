@@ -53,7 +53,7 @@ impl Supervisor {
                 preemption.wall.as_secs_f64(),
             );
             self.sim
-                .report_once(super::diagnostics::DiagKind::Preemption, msg);
+                .report_once(crate::sim::diagnostics::DiagKind::Preemption, msg);
             self.sim.threads.get_mut(&vtid).expect("thread").state =
                 ThreadState::Ready(Resume::Continue);
             return StepEnd::Done;

@@ -114,7 +114,7 @@ pub struct Report {
     /// The trace hash, 0x-hex.
     pub trace_hash: String,
     /// How threads were scheduled (`--schedule-policy` and its settings).
-    pub schedule_policy: crate::engine::scheduler::SchedulePolicy,
+    pub schedule_policy: crate::sim::scheduler::SchedulePolicy,
     /// Wall-clock milliseconds the seed took.
     #[serde(default)]
     pub wall_ms: u64,

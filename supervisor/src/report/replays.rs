@@ -173,7 +173,7 @@ impl Replays {
         let cause = match d.cause {
             Cause::HostState => format!(
                 "host state ({})",
-                crate::cmd::verdict::host_state_words(host_state)
+                crate::sys::host_state::host_state_words(host_state)
             ),
             Cause::WatchdogPreemption => {
                 "watchdog preemption (a thread ran without syscalls; where it stopped depends on the host)"

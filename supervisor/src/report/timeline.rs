@@ -15,11 +15,9 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use super::artifacts::FORMAT;
 use super::lanes::{self, LogRow, OpRow};
 use super::timeline_error::{bad_line, BadLine, TimelineError};
-
-/// The artifact format this module reads.
-const FORMAT: u32 = 1;
 
 /// Most messages one page embeds; past that it keeps those nearest the
 /// failure (or the end of the run) and says so. Likewise for log lines and

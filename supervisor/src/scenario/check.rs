@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::error::Problem;
 use super::{Ctx, ScenarioError};
 
 /// The `[check]` section as written in the file.
@@ -38,21 +39,16 @@ pub(super) fn spec(
         None => None,
         Some(v) => {
             let within = ctx.duration("check.progress_within", v)?;
-            let message = match quiet {
-                None => Some(
+            let problem = match quiet {
+                None => Some(Problem::Rule(
                     "field `check.progress_within`: counts from the start of the quiet period; \
-                     set [faults] quiet too"
-                        .to_string(),
-                ),
-                Some(q) if within > q || within == 0 => Some(format!(
-                    "field `check.progress_within`: must be more than 0s and fit in the quiet \
-                     period ({:.3}s)",
-                    q as f64 / 1e9
+                     set [faults] quiet too",
                 )),
+                Some(q) if within > q || within == 0 => Some(Problem::ProgressWithin(q)),
                 Some(_) => None,
             };
-            if let Some(message) = message {
-                return Err(ctx.err(v.span(), message));
+            if let Some(problem) = problem {
+                return Err(ctx.at(v.span(), problem));
             }
             Some(within)
         }

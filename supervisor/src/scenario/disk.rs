@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::error::Problem;
 use super::{bytes, Ctx, ScenarioError};
 
 /// `[disk] size` when the file does not say.
@@ -41,16 +42,14 @@ pub(super) fn spec(ctx: &Ctx, raw: &DiskSection) -> Result<DiskSpec, ScenarioErr
         None | Some(("posix", _)) => false,
         Some(("ordered", _)) => true,
         Some((other, span)) => {
-            return Err(ctx.err(
-                span,
-                format!("field `disk.metadata`: {other:?} is not \"posix\" or \"ordered\""),
-            ));
+            return Err(ctx.at(span, Problem::Metadata(other.to_string())));
         }
     };
     let size = match &raw.size {
         None => DEFAULT_DISK_SIZE,
-        Some(v) => bytes::parse_bytes(v.get_ref())
-            .map_err(|e| ctx.err(v.span(), format!("field `disk.size`: {e}")))?,
+        Some(v) => {
+            bytes::parse_bytes(v.get_ref()).map_err(|e| ctx.at(v.span(), Problem::DiskSize(e)))?
+        }
     };
     let unsynced = match &raw.unsynced {
         None => vfs::CrashModel::default(),
@@ -58,20 +57,7 @@ pub(super) fn spec(ctx: &Ctx, raw: &DiskSection) -> Result<DiskSpec, ScenarioErr
             .iter()
             .find(|(name, _)| name == v.get_ref())
             .map(|&(_, model)| model)
-            .ok_or_else(|| {
-                let names: Vec<String> = vfs::CrashModel::ALL
-                    .iter()
-                    .map(|(n, _)| format!("{n:?}"))
-                    .collect();
-                ctx.err(
-                    v.span(),
-                    format!(
-                        "field `disk.unsynced`: {:?} is not one of {}",
-                        v.get_ref(),
-                        names.join(", ")
-                    ),
-                )
-            })?,
+            .ok_or_else(|| ctx.at(v.span(), Problem::Unsynced(v.get_ref().clone())))?,
     };
     Ok(DiskSpec {
         ordered_metadata,

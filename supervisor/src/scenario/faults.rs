@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::error::Problem;
 use super::plan::{FaultSpec, Groups, Outage};
 use super::{Ctx, ScenarioError};
 
@@ -61,7 +62,7 @@ impl Fault {
 }
 
 /// The supported kinds, for the error that names them.
-const KINDS: &str = "\"partition\", \"crash\", \"kill\", \"pause\", \"clock_jump\", \"clock_drift\", \"link\", \"reset\", \"disk_full\", \"corrupt\", \"fsync_error\", \"write_error\", \"lying_fsync\", \"lose_dir_entries\"";
+pub(super) const KINDS: &str = "\"partition\", \"crash\", \"kill\", \"pause\", \"clock_jump\", \"clock_drift\", \"link\", \"reset\", \"disk_full\", \"corrupt\", \"fsync_error\", \"write_error\", \"lying_fsync\", \"lose_dir_entries\"";
 
 /// Checks an entry's fields against one kind's, then builds its spec.
 struct Entry<'a, 'b> {
@@ -77,31 +78,30 @@ impl Entry<'_, '_> {
         self.f.kind.get_ref()
     }
 
-    fn err(&self, span: Range<usize>, message: String) -> ScenarioError {
-        self.ctx.err(span, message)
+    fn err(&self, span: Range<usize>, problem: Problem) -> ScenarioError {
+        self.ctx.at(span, problem)
     }
 
     /// Refuses any field outside `allowed` for this `form` of the kind.
-    fn only(&self, form: &str, allowed: &[&str]) -> Result<(), ScenarioError> {
+    fn only(&self, form: &str, allowed: &[&'static str]) -> Result<(), ScenarioError> {
         for (field, span) in self.f.set_fields() {
             if !allowed.contains(&field) {
                 return Err(self.err(
                     span,
-                    format!(
-                        "field `{field}` is not used by {form} (its fields: {})",
-                        allowed.join(", ")
-                    ),
+                    Problem::FieldUnused {
+                        field,
+                        form: form.to_string(),
+                        allowed: allowed.to_vec(),
+                    },
                 ));
             }
         }
         Ok(())
     }
 
-    fn missing(&self, field: &str) -> ScenarioError {
-        self.err(
-            self.f.kind.span(),
-            format!("a {:?} fault needs field `{field}`", self.kind()),
-        )
+    fn missing(&self, field: &'static str) -> ScenarioError {
+        let kind = self.kind().to_string();
+        self.err(self.f.kind.span(), Problem::FieldMissing { kind, field })
     }
 
     fn duration(
@@ -114,17 +114,23 @@ impl Entry<'_, '_> {
 
     fn need_duration(
         &self,
-        field: &str,
+        field: &'static str,
         v: &Option<Spanned<String>>,
     ) -> Result<u64, ScenarioError> {
         self.duration(field, v)?.ok_or_else(|| self.missing(field))
     }
 
     /// A duration that may start with `-`.
-    fn signed(&self, field: &str, v: &Option<Spanned<String>>) -> Result<i64, ScenarioError> {
+    fn signed(
+        &self,
+        field: &'static str,
+        v: &Option<Spanned<String>>,
+    ) -> Result<i64, ScenarioError> {
         let v = v.as_ref().ok_or_else(|| self.missing(field))?;
-        super::duration::parse_signed_ns(v.get_ref())
-            .map_err(|e| self.err(v.span(), format!("field `{field}`: {e}")))
+        super::duration::parse_signed_ns(v.get_ref()).map_err(|source| {
+            let field = field.to_string();
+            self.ctx.at(v.span(), Problem::Duration { field, source })
+        })
     }
 
     /// `until`, which must come after `at`.
@@ -132,7 +138,7 @@ impl Entry<'_, '_> {
         let until = self.duration("until", &self.f.until)?;
         if let (Some(u), Some(span)) = (until, self.f.until.as_ref().map(|u| u.span())) {
             if u <= at {
-                return Err(self.err(span, "field `until`: must be after `at`".into()));
+                return Err(self.err(span, Problem::Rule("field `until`: must be after `at`")));
             }
         }
         Ok(until)
@@ -140,12 +146,13 @@ impl Entry<'_, '_> {
 
     fn known(
         &self,
-        field: &str,
+        field: &'static str,
         list: &Spanned<Vec<String>>,
     ) -> Result<Vec<String>, ScenarioError> {
         for n in list.get_ref() {
             if !self.names.contains(n) {
-                return Err(self.err(list.span(), format!("field `{field}`: no node named {n:?}")));
+                let node = n.clone();
+                return Err(self.err(list.span(), Problem::UnknownNode { field, node }));
             }
         }
         Ok(list.get_ref().clone())
@@ -163,7 +170,10 @@ impl Entry<'_, '_> {
         if !self.names.contains(node.get_ref()) {
             return Err(self.err(
                 node.span(),
-                format!("field `node`: no node named {:?}", node.get_ref()),
+                Problem::UnknownNode {
+                    field: "node",
+                    node: node.get_ref().clone(),
+                },
             ));
         }
         Ok(node.get_ref().clone())
@@ -185,13 +195,8 @@ impl Entry<'_, '_> {
     fn disk_nodes(&self) -> Result<Vec<String>, ScenarioError> {
         let Some(list) = &self.f.nodes else {
             if self.disks.is_empty() {
-                return Err(self.err(
-                    self.f.kind.span(),
-                    format!(
-                        "a {:?} fault needs a node with a data_dir (no node has one)",
-                        self.kind()
-                    ),
-                ));
+                let kind = self.kind().to_string();
+                return Err(self.err(self.f.kind.span(), Problem::NoDisks { kind }));
             }
             return Ok(self.disks.to_vec());
         };
@@ -202,14 +207,9 @@ impl Entry<'_, '_> {
         }
     }
 
-    fn no_disk(&self, span: Range<usize>, field: &str, node: &str) -> ScenarioError {
-        self.err(
-            span,
-            format!(
-                "field `{field}`: node {node:?} has no data_dir, so a {:?} fault would do nothing",
-                self.kind()
-            ),
-        )
+    fn no_disk(&self, span: Range<usize>, field: &'static str, node: &str) -> ScenarioError {
+        let (node, kind) = (node.to_string(), self.kind().to_string());
+        self.err(span, Problem::NoDataDir { field, node, kind })
     }
 
     fn groups(&self) -> Result<Groups, ScenarioError> {
@@ -232,14 +232,14 @@ impl Entry<'_, '_> {
     fn probability(&self) -> Result<f64, ScenarioError> {
         match &self.f.probability {
             Some(p) if (0.0..=1.0).contains(p.get_ref()) => Ok(*p.get_ref()),
-            Some(p) => Err(self.err(p.span(), "field `probability`: must be in [0, 1]".into())),
-            None => Err(self.err(
-                self.f.kind.span(),
-                format!(
-                    "a {:?} fault needs field `probability` in [0, 1]",
-                    self.kind()
-                ),
+            Some(p) => Err(self.err(
+                p.span(),
+                Problem::Rule("field `probability`: must be in [0, 1]"),
             )),
+            None => {
+                let kind = self.kind().to_string();
+                Err(self.err(self.f.kind.span(), Problem::NoProbability { kind }))
+            }
         }
     }
 
@@ -298,7 +298,7 @@ impl Entry<'_, '_> {
         if min_down > max_down {
             return Err(self.err(
                 self.f.kind.span(),
-                "field `min_down` is longer than `max_down`".into(),
+                Problem::Rule("field `min_down` is longer than `max_down`"),
             ));
         }
         let from = self.duration("at", &self.f.at)?.unwrap_or(0);
@@ -343,7 +343,7 @@ impl Entry<'_, '_> {
         if !(-500_000..=500_000).contains(ppm.get_ref()) || *ppm.get_ref() == 0 {
             return Err(self.err(
                 ppm.span(),
-                "field `ppm`: must be in [-500000, 500000] and not 0".into(),
+                Problem::Rule("field `ppm`: must be in [-500000, 500000] and not 0"),
             ));
         }
         let at = self.duration("at", &self.f.at)?.unwrap_or(0);
@@ -387,7 +387,7 @@ impl Entry<'_, '_> {
         };
         params
             .validate()
-            .map_err(|e| self.err(self.f.kind.span(), format!("a \"link\" fault: {e}")))?;
+            .map_err(|e| self.ctx.at(self.f.kind.span(), Problem::LinkFault(e)))?;
         Ok(FaultSpec::Link {
             groups: self.groups()?,
             at,
@@ -420,7 +420,7 @@ impl Entry<'_, '_> {
         if path.get_ref().starts_with('/') || path.get_ref().split('/').any(|c| c == "..") {
             return Err(self.err(
                 path.span(),
-                "field `path`: a glob relative to the data_dir, without `..`".into(),
+                Problem::Rule("field `path`: a glob relative to the data_dir, without `..`"),
             ));
         }
         Ok(FaultSpec::Corrupt {
@@ -441,8 +441,9 @@ impl Entry<'_, '_> {
             let dir = self.f.dir.as_ref().ok_or_else(|| {
                 self.err(
                     self.f.kind.span(),
-                    "a \"lose_dir_entries\" fault needs field `dir` (relative to the data_dir)"
-                        .into(),
+                    Problem::Rule(
+                        "a \"lose_dir_entries\" fault needs field `dir` (relative to the data_dir)",
+                    ),
                 )
             })?;
             Some(PathBuf::from(dir.get_ref()))
@@ -471,10 +472,7 @@ impl Entry<'_, '_> {
             None | Some(("ENOSPC", _)) => libc::ENOSPC,
             Some(("EIO", _)) => libc::EIO,
             Some((other, span)) => {
-                return Err(self.err(
-                    span,
-                    format!("field `errno`: {other:?} is not \"ENOSPC\" or \"EIO\""),
-                ));
+                return Err(self.err(span, Problem::Errno(other.to_string())));
             }
         };
         Ok(FaultSpec::WriteError {
@@ -520,9 +518,6 @@ pub(super) fn fault_spec(
         "lying_fsync" | "lose_dir_entries" => e.disk_switch(),
         "write_error" => e.write_error(),
         "fsync_error" => e.fsync_error(),
-        other => Err(ctx.err(
-            f.kind.span(),
-            format!("field `kind`: {other:?} is not supported (supported: {KINDS})"),
-        )),
+        other => Err(ctx.at(f.kind.span(), Problem::FaultKind(other.to_string()))),
     }
 }

@@ -6,6 +6,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::error::Problem;
 use super::{Ctx, ScenarioError};
 
 /// The faults an invariant can be run right after (`after`): the kinds
@@ -71,29 +72,32 @@ pub(super) fn specs(
     for (i, inv) in raw.iter().enumerate() {
         let name = inv.name.get_ref().trim().to_string();
         if name.is_empty() {
-            return Err(ctx.err(
+            return Err(ctx.at(
                 inv.name.span(),
-                "field `name` of [[invariant]]: must not be empty".into(),
+                Problem::Rule("field `name` of [[invariant]]: must not be empty"),
             ));
         }
         if specs.iter().any(|s| s.name == name) {
-            return Err(ctx.err(
+            return Err(ctx.at(
                 inv.name.span(),
-                format!("field `name`: invariant {name:?} is defined twice"),
+                Problem::Twice {
+                    what: "invariant",
+                    name,
+                },
             ));
         }
         let host = host_name(i);
         if nodes.contains(&host) {
-            return Err(ctx.err(
-                inv.name.span(),
-                format!("invariant {name:?} runs on host {host:?}, but a node has that name"),
-            ));
+            return Err(ctx.at(inv.name.span(), Problem::ProbeHost { name, host }));
         }
         let every = inv
             .every
             .as_ref()
             .map(|e| match ctx.duration("every", e)? {
-                0 => Err(ctx.err(e.span(), "field `every`: must be longer than 0".into())),
+                0 => Err(ctx.at(
+                    e.span(),
+                    Problem::Rule("field `every`: must be longer than 0"),
+                )),
                 ns => Ok(ns),
             })
             .transpose()?;
@@ -101,10 +105,7 @@ pub(super) fn specs(
             Some(list) => {
                 for kind in list.get_ref() {
                     if !AFTER_KINDS.contains(&kind.as_str()) {
-                        return Err(ctx.err(
-                            list.span(),
-                            format!("field `after`: {kind:?} is not a fault kind (one of {AFTER_KINDS:?})"),
-                        ));
+                        return Err(ctx.at(list.span(), Problem::AfterKind(kind.clone())));
                     }
                 }
                 list.get_ref().clone()
@@ -112,14 +113,16 @@ pub(super) fn specs(
             None => Vec::new(),
         };
         if every.is_none() && after.is_empty() {
-            return Err(ctx.err(
-                inv.name.span(),
-                format!("invariant {name:?} never runs: it needs field `every` or `after`"),
-            ));
+            return Err(ctx.at(inv.name.span(), Problem::NeverRuns(name)));
         }
         let timeout = match &inv.timeout {
             Some(t) => match ctx.duration("timeout", t)? {
-                0 => return Err(ctx.err(t.span(), "field `timeout`: must be longer than 0".into())),
+                0 => {
+                    return Err(ctx.at(
+                        t.span(),
+                        Problem::Rule("field `timeout`: must be longer than 0"),
+                    ))
+                }
                 ns => ns,
             },
             None => DEFAULT_TIMEOUT_NS,

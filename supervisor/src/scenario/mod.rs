@@ -6,6 +6,7 @@ pub mod bytes;
 pub mod check;
 pub mod disk;
 pub mod duration;
+pub mod error;
 mod fault_event;
 mod fault_spec;
 mod faults;
@@ -23,6 +24,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::host::launch;
+use crate::scenario::error::Problem;
+pub use crate::scenario::error::ScenarioError;
 use crate::scenario::invariant::{InvariantSpec, RawInvariant};
 use crate::scenario::plan::{FaultSpec, PlanRules};
 
@@ -140,16 +143,6 @@ pub struct Scenario {
     pub folder: Option<PathBuf>,
 }
 
-/// Where in the file something went wrong, and what.
-#[derive(Debug, thiserror::Error)]
-#[error("{file}:{line}:{column}: {message}")]
-pub struct ScenarioError {
-    file: String,
-    line: usize,
-    column: usize,
-    message: String,
-}
-
 struct Ctx<'a> {
     file: &'a Path,
     text: &'a str,
@@ -158,21 +151,25 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn err(&self, span: Range<usize>, message: String) -> ScenarioError {
+    /// `problem` at `span` of the file, as line and column.
+    fn at(&self, span: Range<usize>, problem: Problem) -> ScenarioError {
         let before = &self.text[..span.start.min(self.text.len())];
         let line = before.matches('\n').count() + 1;
         let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-        ScenarioError {
-            file: self.file.display().to_string(),
+        ScenarioError::At {
+            file: self.file.to_path_buf(),
             line,
             column,
-            message,
+            problem: Box::new(problem),
         }
     }
 
+    /// The value of duration field `field`, as nanoseconds.
     fn duration(&self, field: &str, v: &Spanned<String>) -> Result<u64, ScenarioError> {
-        duration::parse_ns(v.get_ref())
-            .map_err(|e| self.err(v.span(), format!("field `{field}`: {e}")))
+        duration::parse_ns(v.get_ref()).map_err(|source| {
+            let field = field.to_string();
+            self.at(v.span(), Problem::Duration { field, source })
+        })
     }
 
     /// A `command` list resolved: the program (relative to the file's
@@ -185,9 +182,9 @@ impl Ctx<'_> {
         owner: &str,
     ) -> Result<(PathBuf, String, Vec<String>), ScenarioError> {
         let Some((program, args)) = command.get_ref().split_first() else {
-            return Err(self.err(
+            return Err(self.at(
                 command.span(),
-                "field `command`: must name a program".into(),
+                Problem::Rule("field `command`: must name a program"),
             ));
         };
         let relative = program.contains('/') && !Path::new(program).is_absolute();
@@ -196,8 +193,10 @@ impl Ctx<'_> {
         } else {
             program.clone()
         };
-        let resolved = launch::resolve_program(&located)
-            .map_err(|e| self.err(command.span(), format!("field `command` of {owner}: {e}")))?;
+        let resolved = launch::resolve_program(&located).map_err(|source| {
+            let owner = owner.to_string();
+            self.at(command.span(), Problem::Program { owner, source })
+        })?;
         let command0 = if relative {
             program.clone()
         } else {
@@ -210,11 +209,9 @@ impl Ctx<'_> {
 /// Reads and validates a scenario file; paths in node commands resolve
 /// against the file's directory, bare names on PATH.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: path.display().to_string(),
-        line: 0,
-        column: 0,
-        message: format!("cannot read: {e}"),
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        file: path.to_path_buf(),
+        source,
     })?;
     parse(path, &text)
 }
@@ -229,13 +226,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         text: &text,
         dir,
     };
-    let raw: File = toml::from_str(&text).map_err(|e| {
-        let span = e.span().unwrap_or(0..0);
-        ctx.err(span, e.message().to_string())
-    })?;
+    let raw: File =
+        toml::from_str(&text).map_err(|e| ctx.at(e.span().unwrap_or(0..0), Problem::Toml(e)))?;
     let folder = match &raw.folder {
         Some(f) if !f.get_ref().starts_with('/') => {
-            return Err(ctx.err(f.span(), "field `folder`: must be an absolute path".into()));
+            return Err(ctx.at(
+                f.span(),
+                Problem::Rule("field `folder`: must be an absolute path"),
+            ));
         }
         Some(f) => Some(PathBuf::from(f.get_ref())),
         None => None,
@@ -246,14 +244,18 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     };
     let duration_ns = ctx.duration("duration", &raw.duration)?;
     if duration_ns == 0 {
-        return Err(ctx.err(
+        return Err(ctx.at(
             raw.duration.span(),
-            "field `duration`: a seed of 0s runs nothing; give a virtual time such as \"30s\""
-                .into(),
+            Problem::Rule(
+                "field `duration`: a seed of 0s runs nothing; give a virtual time such as \"30s\"",
+            ),
         ));
     }
     if raw.name.get_ref().is_empty() {
-        return Err(ctx.err(raw.name.span(), "field `name`: must not be empty".into()));
+        return Err(ctx.at(
+            raw.name.span(),
+            Problem::Rule("field `name`: must not be empty"),
+        ));
     }
     let mut net = vnet::NetConfig::default();
     if let Some(v) = &raw.net.delay_min {
@@ -265,27 +267,23 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     if let Some(loss) = raw.net.udp_loss {
         net.link.loss = loss;
     }
-    net.validate()
-        .map_err(|e| ctx.err(0..0, format!("section [net]: {e}")))?;
+    net.validate().map_err(|e| ctx.at(0..0, Problem::Net(e)))?;
     if raw.nodes.is_empty() {
-        return Err(ctx.err(0..0, "no [[node]]: a scenario needs at least one".into()));
+        return Err(ctx.at(
+            0..0,
+            Problem::Rule("no [[node]]: a scenario needs at least one"),
+        ));
     }
     let mut nodes = Vec::new();
     for node in &raw.nodes {
         let name = node.name.get_ref().clone();
         if nodes.iter().any(|n: &NodeSpec| n.name == name) {
-            return Err(ctx.err(
-                node.name.span(),
-                format!("field `name`: node {name:?} is defined twice"),
-            ));
+            return Err(ctx.at(node.name.span(), Problem::Twice { what: "node", name }));
         }
         let (program, command0, args) = ctx.command(&node.command, &format!("node {name:?}"))?;
         let data_dir = match &node.data_dir {
             Some(d) if !d.get_ref().starts_with('/') => {
-                return Err(ctx.err(
-                    d.span(),
-                    format!("field `data_dir` of node {name:?}: must be an absolute path"),
-                ));
+                return Err(ctx.at(d.span(), Problem::DataDir(name)));
             }
             Some(d) => Some(PathBuf::from(d.get_ref())),
             None => None,
@@ -318,8 +316,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         .collect::<Result<Vec<_>, _>>()?;
     for node in &raw.nodes {
         if let Some(v) = &node.clock_offset {
-            let by = duration::parse_signed_ns(v.get_ref())
-                .map_err(|e| ctx.err(v.span(), format!("field `clock_offset`: {e}")))?;
+            let by = duration::parse_signed_ns(v.get_ref()).map_err(|source| {
+                let field = "clock_offset".to_string();
+                ctx.at(v.span(), Problem::Duration { field, source })
+            })?;
             faults.push(FaultSpec::ClockOffset {
                 node: node.name.get_ref().clone(),
                 by,
@@ -334,7 +334,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         .map(|p| {
             crate::cmd::cli::parse_seed(p.seed.get_ref())
                 .map(|s| (s, p.note.clone()))
-                .map_err(|e| ctx.err(p.seed.span(), format!("field `seed` of [[pinned]]: {e}")))
+                .map_err(|e| ctx.at(p.seed.span(), Problem::PinnedSeed(e)))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let check = check::spec(&ctx, &raw.check, rules.quiet)?;

@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::error::Problem;
 use super::plan::{FaultSpec, PlanRules};
 use super::{Ctx, ScenarioError};
 
@@ -34,11 +35,12 @@ pub(super) fn rules(
                 )
             });
             if *m.get_ref() == 0 || !outages {
-                return Err(ctx.err(
+                return Err(ctx.at(
                     m.span(),
-                    "field `faults.max_down`: bounds the nodes crashed, killed or paused at \
-                     once; it must be at least 1, with a crash, kill or pause entry"
-                        .into(),
+                    Problem::Rule(
+                        "field `faults.max_down`: bounds the nodes crashed, killed or paused at \
+                         once; it must be at least 1, with a crash, kill or pause entry",
+                    ),
                 ));
             }
             Some(*m.get_ref())
@@ -49,9 +51,9 @@ pub(super) fn rules(
         Some(q) => {
             let ns = ctx.duration("faults.quiet", q)?;
             if ns >= duration {
-                return Err(ctx.err(
+                return Err(ctx.at(
                     q.span(),
-                    "field `faults.quiet`: must be shorter than `duration`".into(),
+                    Problem::Rule("field `faults.quiet`: must be shorter than `duration`"),
                 ));
             }
             Some(ns)
@@ -63,11 +65,12 @@ pub(super) fn rules(
         .filter(|f| !matches!(f, FaultSpec::ClockOffset { .. }))
         .count();
     if let Some(s) = raw.swarm.as_ref().filter(|_| swarm && entries < 2) {
-        return Err(ctx.err(
+        return Err(ctx.at(
             s.span(),
-            "field `faults.swarm`: picks a subset of the [[fault]] entries per seed; it needs \
-             two or more"
-                .into(),
+            Problem::Rule(
+                "field `faults.swarm`: picks a subset of the [[fault]] entries per seed; it needs \
+                 two or more",
+            ),
         ));
     }
     Ok(PlanRules {

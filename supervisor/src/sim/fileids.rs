@@ -4,9 +4,12 @@
 //! them (a version-control index does). Here a file on a node's simulated
 //! disk has its vfs inode number, a device number of its disk, and the
 //! virtual time of its last change; every other file has numbers handed out
-//! in the order the run first looks at it and a fixed time.
+//! in the order the run first looks at it and a fixed time. Also what the
+//! exit of a stat or getdents call (`sys::stat`, `sys::dirents`) needs to
+//! know to show them.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use super::vclock::NS;
 
@@ -79,6 +82,38 @@ impl FileIds {
             time_ns: FIXED_TIME_NS,
         }
     }
+}
+
+/// Which struct the kernel fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatLayout {
+    /// `struct stat` (stat, fstat, lstat, newfstatat).
+    Stat,
+    /// `struct statx`.
+    Statx,
+}
+
+/// The file a stat call asks about, if it is on a simulated disk.
+#[derive(Debug, Clone)]
+pub enum DiskFile {
+    /// An open descriptor of it.
+    Ino(usize, vfs::Ino),
+    /// A path on it, relative to the disk root (looked up at the exit).
+    Path(usize, PathBuf),
+}
+
+/// What the exit needs to know of the listed directory.
+#[derive(Debug, Clone)]
+pub struct Listing {
+    /// The caller's buffer.
+    pub buf: u64,
+    /// `struct linux_dirent64` (getdents64) or the old `linux_dirent`.
+    pub wide: bool,
+    /// The host device of the directory (entries of other file systems
+    /// mounted inside it keep that device's numbering).
+    pub host_dev: u64,
+    /// The directory's disk and path on it, if it is on a simulated disk.
+    pub disk: Option<(usize, PathBuf)>,
 }
 
 #[cfg(test)]

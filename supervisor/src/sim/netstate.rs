@@ -99,14 +99,15 @@ pub struct NetState {
 pub enum NetSetupError {
     /// The `[net]` settings are invalid.
     #[error("network settings: {0}")]
-    Settings(String),
+    Settings(#[source] vnet::ConfigError),
     /// A host name vnet refuses (a duplicate, say).
     #[error("host {name:?}: {why}")]
     Host {
         /// The name.
         name: String,
         /// vnet's reason.
-        why: String,
+        #[source]
+        why: vnet::HostError,
     },
     /// A simulated /etc file could not be written.
     #[error("{path}: {err}")]
@@ -126,15 +127,13 @@ impl NetState {
         host_names: &[String],
         dir: &std::path::Path,
     ) -> Result<NetState, NetSetupError> {
-        config
-            .validate()
-            .map_err(|e| NetSetupError::Settings(e.to_string()))?;
+        config.validate().map_err(NetSetupError::Settings)?;
         let mut net = Network::new(crate::sim::seeds::Streams::split(seed).net, config);
         let mut hosts = BTreeMap::new();
         for name in host_names {
-            let id = net.add_host(name).map_err(|e| NetSetupError::Host {
+            let id = net.add_host(name).map_err(|why| NetSetupError::Host {
                 name: name.clone(),
-                why: e.to_string(),
+                why,
             })?;
             hosts.insert(name.clone(), id);
         }

@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, HashMap};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::engine::diagnostics::{DiagKind, Diagnostics};
-use crate::engine::scheduler::{SchedulePolicy, Scheduler};
+use crate::sim::diagnostics::{DiagKind, Diagnostics};
 use crate::sim::diskstate::Disks;
 use crate::sim::netstate::NetState;
+use crate::sim::scheduler::{SchedulePolicy, Scheduler};
 use crate::sim::seeds::Streams;
 use crate::sim::trace::TraceLog;
 use crate::sim::vclock::VClock;
@@ -29,9 +29,9 @@ pub struct Sim {
     /// Virtual CPU time per thread and process.
     pub(crate) cpu: crate::sim::cputime::CpuLedger,
     /// The programs' POSIX timers.
-    pub(crate) posix_timers: crate::sys::timers::PosixTimers,
+    pub(crate) posix_timers: crate::sim::timers::PosixTimers,
     /// The timerfds of every process.
-    pub(crate) timer_fds: crate::sys::timerfd::TimerFds,
+    pub(crate) timer_fds: crate::sim::timers::TimerFds,
     /// The node of every thread there was (see `Outcome::thread_nodes`).
     pub(crate) thread_nodes: BTreeMap<Vtid, String>,
     /// Reads of host state that is not simulated, per (call kind, node).

@@ -56,13 +56,13 @@ pub enum ExitHook {
         /// The caller's buffer.
         buf: u64,
         /// `struct stat` or `struct statx`.
-        layout: crate::sys::stat::StatLayout,
+        layout: crate::sim::fileids::StatLayout,
         /// The file, if it is on a simulated disk.
-        disk: Option<crate::sys::stat::DiskFile>,
+        disk: Option<crate::sim::fileids::DiskFile>,
     },
     /// getdents/getdents64: write the simulated inode numbers into the
     /// listing.
-    Dirents(Box<crate::sys::dirents::Listing>),
+    Dirents(Box<crate::sim::fileids::Listing>),
     /// Replace the host name in the `struct utsname` at this address.
     PatchUname(u64),
     /// A non-blocking probe of wait4/waitid: if nothing was reaped, rewind the

@@ -13,22 +13,9 @@ use std::path::PathBuf;
 
 use super::{Action, Call};
 use crate::host::tracee::Memory;
+use crate::sim::fileids::Listing;
 use crate::sim::state::Sim;
 use crate::sim::world::{ExitHook, Resume};
-
-/// What the exit needs to know of the listed directory.
-#[derive(Debug, Clone)]
-pub struct Listing {
-    /// The caller's buffer.
-    pub buf: u64,
-    /// `struct linux_dirent64` (getdents64) or the old `linux_dirent`.
-    pub wide: bool,
-    /// The host device of the directory (entries of other file systems
-    /// mounted inside it keep that device's numbering).
-    pub host_dev: u64,
-    /// The directory's disk and path on it, if it is on a simulated disk.
-    pub disk: Option<(usize, PathBuf)>,
-}
 
 /// One entry of a listing: where its `d_ino` is, its host inode, its name.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -244,7 +244,7 @@ impl Supervisor {
                         // The durability model could not record the sync: the
                         // program must not believe its data is durable.
                         let path = self.sim.disks.get(disk).disk.path_of(ino);
-                        self.sim.report_once(crate::engine::diagnostics::DiagKind::InternalError, format!(
+                        self.sim.report_once(crate::sim::diagnostics::DiagKind::InternalError, format!(
                             "internal error: fsync of {} on a simulated disk failed in faultline: {e}; answered EIO",
                             path.map_or_else(|| format!("inode {ino:?}"), |p| p.display().to_string())
                         ));

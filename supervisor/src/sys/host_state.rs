@@ -47,6 +47,17 @@ pub struct HostStateRead {
     pub count: u64,
 }
 
+/// The unsimulated host-state reads of a run, in words: "host state read:
+/// sysinfo on host n1 (3 time(s)), ...". One wording for `exec`'s warning,
+/// a seed's verdict block and the cause of a divergence.
+pub(crate) fn host_state_words(reads: &[HostStateRead]) -> String {
+    let each: Vec<String> = reads
+        .iter()
+        .map(|r| format!("{} on host {} ({} time(s))", r.call, r.node, r.count))
+        .collect();
+    format!("host state read: {}", each.join(", "))
+}
+
 impl Sim {
     /// A call that returns host state: passed, counted and reported.
     pub(super) fn sys_host_state(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
@@ -67,7 +78,7 @@ impl Sim {
         *n += 1;
         if *n == 1 {
             self.report_once(
-                crate::engine::diagnostics::DiagKind::HostState,
+                crate::sim::diagnostics::DiagKind::HostState,
                 format!("warning: {kind} on host {node} reads the host's state, which faultline does not simulate; this run is possibly non-deterministic"),
             );
         }

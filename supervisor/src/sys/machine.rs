@@ -34,7 +34,7 @@ impl Sim {
         let uts = machine::utsname(&self.node_of(pid));
         if let Err(e) = mem.write_mem(addr, &uts) {
             self.report_once(
-                crate::engine::diagnostics::DiagKind::InternalError,
+                crate::sim::diagnostics::DiagKind::InternalError,
                 format!("cannot write uname's answer ({e}); the host's is seen"),
             );
         }
@@ -62,7 +62,7 @@ impl Sim {
             Ok(()) => Some(file),
             Err(e) => {
                 self.report_once(
-                    crate::engine::diagnostics::DiagKind::InternalError,
+                    crate::sim::diagnostics::DiagKind::InternalError,
                     format!("cannot write the simulated {path} ({e}); the host's is read"),
                 );
                 None
@@ -87,7 +87,7 @@ impl Sim {
             Ok(()) => Some(dir),
             Err(e) => {
                 self.report_once(
-                    crate::engine::diagnostics::DiagKind::InternalError,
+                    crate::sim::diagnostics::DiagKind::InternalError,
                     format!("cannot make the simulated {path} ({e}); the host's is read"),
                 );
                 None

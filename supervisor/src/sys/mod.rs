@@ -7,7 +7,7 @@ mod testing;
 
 mod clock_res;
 mod cputime;
-pub(crate) mod dirents;
+mod dirents;
 mod disk;
 mod fd;
 mod futex;
@@ -24,10 +24,10 @@ mod rlimit;
 mod rtnetlink;
 mod signal;
 mod socket;
-pub(crate) mod stat;
+mod stat;
 mod statfs;
 mod time;
-pub(crate) mod timerfd;
+mod timerfd;
 pub(crate) mod timers;
 
 pub(crate) use poll::{epoll_event_offset, write_epoll_events};
@@ -288,7 +288,7 @@ impl Sim {
     pub(crate) fn unsupported(&mut self, c: &Call<impl Memory>, why: &str, errno: i32) -> Action {
         let name = self.proc_of(c.vtid).name.clone();
         self.report_once(
-            crate::engine::diagnostics::DiagKind::RefusedCall,
+            crate::sim::diagnostics::DiagKind::RefusedCall,
             format!(
                 "unsupported syscall {} in {:?}: {why}; returning {}",
                 table::name(c.nr),

@@ -324,7 +324,7 @@ impl Sim {
             Err(NetError::NetUnreachable) => {
                 let name = self.proc_of(c.vtid).name.clone();
                 self.report_once(
-                    crate::engine::diagnostics::DiagKind::BlockedConnect,
+                    crate::sim::diagnostics::DiagKind::BlockedConnect,
                     format!(
                         "blocked connect to {sa} by {name:?}: not a simulated host (ENETUNREACH)"
                     ),
@@ -461,7 +461,7 @@ impl Sim {
             Err(NetError::NetUnreachable) => {
                 let name = self.proc_of(c.vtid).name.clone();
                 self.report_once(
-                    crate::engine::diagnostics::DiagKind::BlockedConnect,
+                    crate::sim::diagnostics::DiagKind::BlockedConnect,
                     format!(
                         "blocked datagram from {name:?} to a non-simulated address (ENETUNREACH)"
                     ),

@@ -4,32 +4,12 @@
 //! inode and the virtual time of the last change; elsewhere, numbers in the
 //! order first seen and a fixed time.
 
-use std::path::PathBuf;
-
 use super::{Action, Call};
 use crate::host::tracee::Memory;
-use crate::sim::fileids::Identity;
+use crate::sim::fileids::{DiskFile, Identity, StatLayout};
 use crate::sim::state::Sim;
 use crate::sim::vclock::NS;
 use crate::sim::world::{ExitHook, Resume};
-
-/// Which struct the kernel fills.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StatLayout {
-    /// `struct stat` (stat, fstat, lstat, newfstatat).
-    Stat,
-    /// `struct statx`.
-    Statx,
-}
-
-/// The file a stat call asks about, if it is on a simulated disk.
-#[derive(Debug, Clone)]
-pub enum DiskFile {
-    /// An open descriptor of it.
-    Ino(usize, vfs::Ino),
-    /// A path on it, relative to the disk root (looked up at the exit).
-    Path(usize, PathBuf),
-}
 
 /// `struct stat` of x86-64 as 8-byte words: st_dev 0, st_ino 1, st_blocks
 /// 8, st_atim 9-10, st_mtim 11-12, st_ctim 13-14.
@@ -165,9 +145,10 @@ fn split(ns: i128) -> (u64, u64) {
 mod tests {
     use super::super::testing::{add_disk, call, world, zeroed, DISK_AT, PID};
     use super::super::Action;
-    use super::{DiskFile, StatBuf, StatLayout, StatxBuf};
+    use super::{StatBuf, StatxBuf};
     use crate::host::fdprobe::FdKind;
     use crate::host::tracee::{FakeMemory, Memory};
+    use crate::sim::fileids::{DiskFile, StatLayout};
     use crate::sim::state::Sim;
     use crate::sim::world::{ExitHook, Resume};
 

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::Call;
-use crate::engine::scheduler::SchedulePolicy;
 use crate::host::tracee::FakeMemory;
 use crate::sim::diskstate::NodeDisk;
 use crate::sim::netstate::NetState;
+use crate::sim::scheduler::SchedulePolicy;
 use crate::sim::state::Sim;
 use crate::sim::trace::TraceLog;
 use crate::sim::world::{Process, Thread, Vtid};

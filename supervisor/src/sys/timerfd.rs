@@ -9,49 +9,19 @@
 //! answered by the readiness code that already handles real descriptors.
 //! A timer lives while some process holds a descriptor of it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::os::fd::{AsRawFd, OwnedFd};
 
-use super::itimer::Schedule;
 use super::{err, pass, ret, Action, Call};
 use crate::engine::Supervisor;
 use crate::host::fdprobe::{self, FdKind};
 use crate::host::tracee::{self, Memory, Regs};
 use crate::sim::state::Sim;
+use crate::sim::timers::{FdTimer, Schedule};
 use crate::sim::world::{ExitHook, Resume};
 
 const TFD_TIMER_ABSTIME: i32 = 1;
 const TFD_TIMER_CANCEL_ON_SET: i32 = 2;
-
-/// One timerfd.
-#[derive(Debug)]
-pub struct FdTimer {
-    /// The clock it counts on (for TFD_TIMER_ABSTIME).
-    clock: i32,
-    /// The supervisor's copy of the eventfd, whose counter is the count
-    /// of expirations the program has not read.
-    counter: OwnedFd,
-    /// The schedule while armed.
-    armed: Option<Schedule>,
-}
-
-/// Every timerfd of the run, by id (ids are handed out in creation order,
-/// so they are the same on every run of a seed).
-#[derive(Debug, Default)]
-pub struct TimerFds {
-    timers: BTreeMap<u32, FdTimer>,
-    next: u32,
-}
-
-impl TimerFds {
-    /// The earliest deadline of an armed timerfd: virtual time may jump there.
-    pub(crate) fn next_deadline(&self) -> Option<u64> {
-        self.timers
-            .values()
-            .filter_map(|t| t.armed.map(|s| s.at))
-            .min()
-    }
-}
 
 /// The clock a timerfd counts on, or None if timerfd_create refuses it.
 /// The alarm clocks (which would wake a suspended machine) count as their
@@ -269,10 +239,10 @@ mod tests {
 
     use super::super::testing::{call, returned, world, zeroed, PID};
     use super::super::Action;
-    use super::FdTimer;
     use crate::host::fdprobe::FdKind;
     use crate::host::tracee::Memory;
     use crate::sim::state::Sim;
+    use crate::sim::timers::FdTimer;
     use crate::sim::vclock::{Timespec, NS};
     use crate::sim::world::{ExitHook, Resume};
 

@@ -6,12 +6,10 @@
 //! (SIGEV_SIGNAL) or one thread (SIGEV_THREAD_ID, which glibc's
 //! SIGEV_THREAD uses). SIGEV_NONE timers only count down.
 
-use std::collections::BTreeMap;
-
-use super::itimer::Schedule;
 use super::{err, ret, Action, Call};
 use crate::host::tracee::Memory;
 use crate::sim::state::Sim;
+use crate::sim::timers::{PosixTimer, Schedule};
 use crate::sim::vclock::Timespec;
 use crate::sim::world::{SignalTimer, TimerOwner};
 
@@ -21,24 +19,6 @@ const SIGEV_NONE: i32 = 1;
 const SIGEV_THREAD_ID: i32 = 4;
 /// si_code of a timer's signal.
 const SI_TIMER: i32 = -2;
-
-/// One timer of a process, as timer_create made it.
-#[derive(Debug, Clone, Copy)]
-pub struct PosixTimer {
-    /// The clock it counts on (for TIMER_ABSTIME).
-    clock: i32,
-    /// The signal (0 for SIGEV_NONE).
-    sig: i32,
-    /// SIGEV_THREAD_ID's host tid, or 0.
-    tid: i32,
-    /// sigev_value.
-    value: u64,
-    /// The schedule while armed without a signal (SIGEV_NONE).
-    silent: Option<Schedule>,
-}
-
-/// The timers of every process: (host pid, timer id).
-pub type PosixTimers = BTreeMap<(i32, i32), PosixTimer>;
 
 /// The head of `struct sigevent`: sigev_value, sigev_signo, sigev_notify,
 /// then the thread id of SIGEV_THREAD_ID.

@@ -110,8 +110,8 @@ pub enum PolicyName {
 
 impl SimArgs {
     /// The scheduling policy these flags select.
-    pub fn schedule(&self) -> crate::engine::scheduler::SchedulePolicy {
-        use crate::engine::scheduler::SchedulePolicy;
+    pub fn schedule(&self) -> crate::sim::scheduler::SchedulePolicy {
+        use crate::sim::scheduler::SchedulePolicy;
         match self.schedule_policy {
             PolicyName::Random => SchedulePolicy::Random,
             PolicyName::Pct => SchedulePolicy::Pct {
