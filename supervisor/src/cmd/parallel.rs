@@ -11,12 +11,13 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use crate::cmd::cli::{RunArgs, ValueError};
+use crate::cmd::cli::RunArgs;
 use crate::cmd::seed::{seed_dir, SeedJob};
 use crate::host::interrupt;
 use crate::path_error::PathError;
 use crate::report::artifacts::read_report;
 use crate::report::summary::SeedResult;
+use crate::sim::seeds::SeedTextError;
 
 /// Why the workers could not run the seeds (faultline's failure, exit 125).
 #[derive(Debug, thiserror::Error)]
@@ -58,7 +59,7 @@ pub enum MissingReport {
     File(#[from] PathError),
     /// report.json's seed or trace hash does not parse.
     #[error(transparent)]
-    Value(#[from] ValueError),
+    Value(#[from] SeedTextError),
 }
 
 /// A running worker: its seed's index and seed, the process, its stderr.

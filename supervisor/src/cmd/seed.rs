@@ -8,7 +8,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::cmd::cli::{RunArgs, SimArgs, ValueError};
+use crate::cmd::cli::{RunArgs, SimArgs};
 use crate::cmd::links::{LinkError, StableLinks};
 use crate::cmd::recheck::{self, Recheck};
 use crate::cmd::settings::{config, SettingsError};
@@ -27,6 +27,7 @@ use crate::scenario::plan::FaultSpec;
 use crate::scenario::schedule_file::Schedule;
 use crate::scenario::{NodeSpec, Scenario};
 use crate::sim::netstate::{NetSetupError, NetState};
+use crate::sim::seeds::SeedTextError;
 use crate::sim::trace::TraceLog;
 use crate::sys::table as syscalls;
 
@@ -82,7 +83,7 @@ pub enum SeedError {
     Timeline(#[from] TimelineError),
     /// The report's seed or trace hash does not parse back.
     #[error(transparent)]
-    Report(#[from] ValueError),
+    Report(#[from] SeedTextError),
 }
 
 /// Everything a seed's run needs besides the seed: the same for every seed

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cmd::cli::{ShrinkArgs, ValueError};
+use crate::cmd::cli::ShrinkArgs;
 use crate::cmd::ddmin::{ddmin, Probe};
 use crate::cmd::replay::{Recorded, ReplayError};
 use crate::cmd::seed::{run_seed, SeedError, SeedJob};
@@ -15,6 +15,7 @@ use crate::path_error::PathError;
 use crate::report::artifacts::Verdict;
 use crate::scenario::schedule_file::{PlannedFault, Schedule, ScheduleError};
 use crate::scenario::shrunk_file;
+use crate::sim::seeds::SeedTextError;
 
 /// Exit code: DIR is not a failing seed's artifact directory.
 const EXIT_BAD_INPUT: i32 = 2;
@@ -38,7 +39,7 @@ pub enum ShrinkError {
     },
     /// report.json's trace hash does not parse (bad input).
     #[error(transparent)]
-    TraceHash(ValueError),
+    TraceHash(SeedTextError),
     /// The recorded scenario text is not TOML any more (bad input).
     #[error("{file}: {source}")]
     Rewrite {
@@ -230,7 +231,7 @@ fn try_shrink(args: &ShrinkArgs) -> Result<(), ShrinkError> {
     // The whole schedule first: it must be the recorded run again.
     let (same, hash) = search.attempt(&numbers, numbers.len())?;
     let recorded_hash =
-        crate::cmd::cli::parse_seed(&rec.trace_hash).map_err(ShrinkError::TraceHash)?;
+        crate::sim::seeds::parse_seed(&rec.trace_hash).map_err(ShrinkError::TraceHash)?;
     if !same || hash != recorded_hash {
         return Err(ShrinkError::NotReproduced {
             hash,

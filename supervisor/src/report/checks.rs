@@ -43,9 +43,6 @@ impl Failure {
     }
 }
 
-/// The stderr lines that mean a node failed, unless the scenario says otherwise.
-pub const DEFAULT_STDERR_PATTERNS: &[&str] = &["panic:", "fatal error:", "DATA RACE", "data race"];
-
 /// A node that exited with a non-zero code or died on a signal, without the
 /// fault plan having killed it.
 pub fn node_exits(outcome: &Outcome, dir: &Path) -> Option<Failure> {

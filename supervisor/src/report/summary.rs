@@ -5,6 +5,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::report::artifacts::{Report, Verdict};
+use crate::sim::seeds::{parse_seed, SeedTextError};
 
 /// One shard's (or one run's) verdicts, for `faultline merge`.
 #[derive(Serialize, Deserialize)]
@@ -47,11 +48,11 @@ pub struct SeedResult {
 
 impl SeedResult {
     /// The result a seed's report.json records (`text` left empty).
-    pub fn from_report(r: &Report) -> Result<SeedResult, crate::cmd::cli::ValueError> {
+    pub fn from_report(r: &Report) -> Result<SeedResult, SeedTextError> {
         Ok(SeedResult {
-            seed: crate::cmd::cli::parse_seed(&r.seed)?,
+            seed: parse_seed(&r.seed)?,
             pass: r.pass,
-            hash: crate::cmd::cli::parse_seed(&r.trace_hash)?,
+            hash: parse_seed(&r.trace_hash)?,
             verdict: Some(r.verdict),
             check: r.failure.as_ref().map(|f| f.check.clone()),
             message: r.failure.as_ref().map(|f| f.message.clone()),
@@ -87,7 +88,7 @@ mod hex64 {
         }
         match Either::deserialize(d)? {
             Either::Number(n) => Ok(n),
-            Either::Text(t) => crate::cmd::cli::parse_seed(&t).map_err(serde::de::Error::custom),
+            Either::Text(t) => crate::sim::seeds::parse_seed(&t).map_err(serde::de::Error::custom),
         }
     }
 }

@@ -5,6 +5,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::Problem;
+
+/// The stderr lines that mean a node failed, unless the scenario says otherwise.
+pub const DEFAULT_STDERR_PATTERNS: &[&str] = &["panic:", "fatal error:", "DATA RACE", "data race"];
 use super::{Ctx, ScenarioError};
 
 /// The `[check]` section as written in the file.
@@ -55,7 +58,7 @@ pub(super) fn spec(
     };
     Ok(CheckSpec {
         stderr_patterns: raw.stderr_patterns.clone().unwrap_or_else(|| {
-            crate::report::checks::DEFAULT_STDERR_PATTERNS
+            DEFAULT_STDERR_PATTERNS
                 .iter()
                 .map(|p| p.to_string())
                 .collect()

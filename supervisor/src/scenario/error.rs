@@ -6,12 +6,12 @@
 
 use std::path::PathBuf;
 
-use crate::cmd::cli::ValueError;
 use crate::host::launch::LaunchError;
 use crate::scenario::bytes::SizeError;
 use crate::scenario::duration::DurationError;
 use crate::scenario::faults::KINDS;
 use crate::scenario::invariant::AFTER_KINDS;
+use crate::sim::seeds::SeedTextError;
 
 /// Where in the file something went wrong, and what.
 #[derive(Debug, thiserror::Error)]
@@ -58,7 +58,7 @@ pub enum Problem {
     DiskSize(#[source] SizeError),
     /// A pinned seed does not parse.
     #[error("field `seed` of [[pinned]]: {0}")]
-    PinnedSeed(#[source] ValueError),
+    PinnedSeed(#[source] SeedTextError),
     /// A command's program cannot be found.
     #[error("field `command` of {owner}: {source}")]
     Program {

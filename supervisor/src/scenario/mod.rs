@@ -332,7 +332,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         .pinned
         .iter()
         .map(|p| {
-            crate::cmd::cli::parse_seed(p.seed.get_ref())
+            crate::sim::seeds::parse_seed(p.seed.get_ref())
                 .map(|s| (s, p.note.clone()))
                 .map_err(|e| ctx.at(p.seed.span(), Problem::PinnedSeed(e)))
         })

@@ -3,6 +3,24 @@
 //! fault kind, a new scheduling policy) leaves every other stream as it
 //! was, so runs stay comparable across such changes.
 
+/// A seed written as text (a flag, report.json, a scenario's pinned
+/// seeds) that is not a decimal or 0x-hex u64.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("seed {text:?} is not a decimal or 0x-hex 64-bit number")]
+pub struct SeedTextError {
+    /// The seed as written.
+    pub text: String,
+}
+
+/// Parses a seed: decimal, or hexadecimal with a 0x prefix.
+pub fn parse_seed(s: &str) -> Result<u64, SeedTextError> {
+    let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => s.parse(),
+    };
+    parsed.map_err(|_| SeedTextError { text: s.into() })
+}
+
 /// The seeds of a run's random streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Streams {

@@ -2,17 +2,15 @@
 //! used for the seeds that report.json and scenario files write as text.
 
 use crate::scenario::duration::{self, DurationError};
+use crate::sim::seeds::{self, SeedTextError};
 
 /// Why a flag's value (or a seed written as text) does not parse; each
 /// names the text as given.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ValueError {
     /// Not a decimal or 0x-hex u64.
-    #[error("seed {text:?} is not a decimal or 0x-hex 64-bit number")]
-    Seed {
-        /// The seed as written.
-        text: String,
-    },
+    #[error(transparent)]
+    Seed(#[from] SeedTextError),
     /// `--explore=BASE` whose BASE is not a seed.
     #[error("--explore={text}: expected a base seed, e.g. --explore=0x5eed")]
     ExploreBase {
@@ -93,13 +91,9 @@ pub(super) fn parse_shard(s: &str) -> Result<(u64, u64), ValueError> {
     Ok((i, n))
 }
 
-/// Parses a seed: decimal, or hexadecimal with a 0x prefix.
+/// Parses a seed flag: decimal, or hexadecimal with a 0x prefix.
 pub fn parse_seed(s: &str) -> Result<u64, ValueError> {
-    let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => s.parse(),
-    };
-    parsed.map_err(|_| ValueError::Seed { text: s.into() })
+    Ok(seeds::parse_seed(s)?)
 }
 
 /// Parses `TIME:SIGNAL` such as `5s:TERM`, `1500ms:SIGUSR1` or `2s:9`.
