@@ -2,8 +2,8 @@
  * The faultline vDSO: the image the supervisor copies over the kernel's vDSO
  * of every simulated process, so clock reads need no ptrace stop.
  *
- * The clocks come from the time page, an ordinary read-write page the
- * supervisor maps at `fl_page_addr` in each process at exec (the kernel's
+ * The clocks come from the time page, a read-write page (shared with the
+ * supervisor) mapped at `fl_page_addr` in each process at exec (the kernel's
  * vDSO cannot be made writable: it is sealed) and rewrites while every thread
  * is stopped. Only one thread runs at a time and virtual time moves only
  * between steps, so a plain read is exact. Every `every`-th clock read of an
@@ -41,7 +41,8 @@ const uint64_t fl_page_addr = 0x100000;
 
 #define PAGE ((volatile struct fl_time *)fl_page_addr)
 
-/* The supervisor runs one system call here at exec to map the time page:
+/* The supervisor runs system calls here to map the time page (memfd_create,
+ * mmap, close):
  * the number in r12 (rax is overwritten by execve's return value), the
  * arguments in their registers; the int3 hands control back. */
 __attribute__((naked, used, visibility("hidden"))) void fl_inject(void) {

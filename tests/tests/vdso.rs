@@ -74,3 +74,32 @@ fn another_seed_interleaves_the_readers_differently_on_both_paths() {
         "seeds 11 and 12 gave one schedule\n{a}\n{b}"
     );
 }
+
+#[test]
+fn the_time_page_is_shared_and_a_forked_child_gets_its_own() {
+    // The bash builtins read /proc/self/maps in the shell and in a forked
+    // subshell, which runs no exec.
+    let script = r#"show() { while read -r l; do case $l in *faultline-time*) echo "$1 $l";; esac; done < /proc/self/maps; }
+show parent; ( show child ); show parent"#;
+    let run = Exec::new("/bin/bash").arg("-c").arg(script).seed(1).run();
+    assert_eq!(run.code(), 0, "{run}");
+    let inode = |who: &str| -> Vec<String> {
+        run.out()
+            .lines()
+            .filter_map(|l| l.strip_prefix(who))
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                assert_eq!(f[..2], ["00100000-00101000", "rw-s"], "{run}");
+                f[4].to_string()
+            })
+            .collect()
+    };
+    let (parent, child) = (inode("parent "), inode("child "));
+    assert_eq!(parent.len(), 2, "{run}");
+    assert_eq!(parent[0], parent[1], "{run}");
+    assert_eq!(child.len(), 1, "{run}");
+    assert_ne!(
+        child[0], parent[0],
+        "the child has a page of its own\n{run}"
+    );
+}

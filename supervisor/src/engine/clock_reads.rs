@@ -10,6 +10,7 @@
 //! trace.
 
 use crate::engine::Supervisor;
+use crate::host::timepage::ShareError;
 use crate::host::vdso::{Clocks, VdsoPage};
 use crate::sim::vclock::is_cpu_clock;
 use crate::sim::world::Vtid;
@@ -39,8 +40,9 @@ impl Supervisor {
         }
         let every = self.clock_step_every();
         match VdsoPage::install(pid, base, every, self.page_clocks(pid)) {
-            Ok(page) => {
+            Ok((page, unshared)) => {
                 self.vdso_pages.insert(mm, page);
+                self.report_unshared(unshared);
                 true
             }
             Err(e) => {
@@ -53,10 +55,21 @@ impl Supervisor {
         }
     }
 
+    /// One line if a time page could not be shared with the supervisor (it
+    /// is then written through the process's memory, as correct but slower).
+    fn report_unshared(&mut self, why: Option<ShareError>) {
+        if let Some(e) = why {
+            self.sim.report_once(
+                crate::sim::diagnostics::DiagKind::Vdso,
+                format!("the time page is not shared ({e}); it is written through process memory"),
+            );
+        }
+    }
+
     /// A forked child (new address space `child_mm`) inherits its parent's
-    /// page (its copy is at the same address) and read count.
+    /// page (as it is now: its clocks and read count) and read count.
     pub(crate) fn inherit_clock_state(&mut self, parent_mm: u32, child_mm: u32) {
-        if let Some(page) = self.vdso_pages.get(&parent_mm).cloned() {
+        if let Some(page) = self.vdso_pages.get(&parent_mm).map(VdsoPage::fork) {
             self.vdso_pages.insert(child_mm, page);
         }
         if let Some(&n) = self.clock_reads.get(&parent_mm) {
@@ -73,7 +86,7 @@ impl Supervisor {
         let Some(mm) = self.sim.procs.get(&pid).map(|p| p.mm) else {
             return;
         };
-        if let Some(page) = self.vdso_pages.get(&mm) {
+        if let Some(page) = self.vdso_pages.get_mut(&mm) {
             let _ = page.set_reads(pid, 0);
         }
         if let Some(n) = self.clock_reads.get_mut(&mm) {
@@ -90,14 +103,16 @@ impl Supervisor {
         }
     }
 
-    /// Before `pid` runs: its page shows the current virtual time.
+    /// Before `pid` runs: its page shows the current virtual time (and a
+    /// forked child has its own page).
     pub(crate) fn refresh_vdso(&mut self, pid: i32) {
         let Some(mm) = self.sim.procs.get(&pid).map(|p| p.mm) else {
             return;
         };
         let clocks = self.page_clocks(pid);
         if let Some(page) = self.vdso_pages.get_mut(&mm) {
-            page.refresh(pid, clocks);
+            let unshared = page.refresh(pid, clocks);
+            self.report_unshared(unshared);
         }
     }
 
@@ -138,7 +153,7 @@ impl Supervisor {
     fn clock_read_is_step(&mut self, c: &Call) -> bool {
         let every = self.clock_step_every();
         let mm = self.sim.procs[&c.pid].mm;
-        if let Some(page) = self.vdso_pages.get(&mm) {
+        if let Some(page) = self.vdso_pages.get_mut(&mm) {
             if page.made_call(c.regs.rip) {
                 return true; // the image counted it and chose to trap
             }

@@ -1,12 +1,14 @@
-//! The host side of supervision: ptrace and process memory, launching a tracee, its seccomp filter, auxv and vDSO, Go function lookup, descriptor probes and the watchdog. Nothing here knows the simulation.
+//! The host side of supervision: ptrace and process memory, launching a tracee, its seccomp filter, auxv and vDSO (with its time page and the calls injected to map it), Go function lookup, descriptor probes and the watchdog. Nothing here knows the simulation.
 
 pub mod auxv;
 pub mod fdprobe;
 pub mod gosym;
 pub mod heldfds;
+pub mod inject;
 pub mod interrupt;
 pub mod launch;
 pub mod seccomp;
+pub mod timepage;
 pub mod tracee;
 pub mod vdso;
 pub mod watchdog;

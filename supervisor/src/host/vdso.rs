@@ -4,10 +4,11 @@
 //! writes, instead of costing a ptrace stop each.
 //!
 //! The kernel's vDSO mapping is sealed (mprotect fails), so the time page is
-//! a separate anonymous page the supervisor has the process map at exec, at
-//! a fixed low address (`fl_page_addr` in the image). Before it resumes a
-//! thread the supervisor rewrites the page's clocks if virtual time moved
-//! since the last write to that address space. Every `every`-th read still
+//! a separate page the supervisor has the process map at exec, at a fixed
+//! low address (`fl_page_addr` in the image), and maps too
+//! (`host::timepage`). Before it resumes a thread the supervisor rewrites
+//! the page's clocks if virtual time moved since the last write to that
+//! address space. Every `every`-th read still
 //! traps (the image counts reads in the page), and the trapping path counts
 //! the same way, so a run's trace is the same with the vDSO on or off.
 
@@ -15,6 +16,7 @@ use std::io;
 use std::ops::Range;
 use std::sync::OnceLock;
 
+use crate::host::timepage::{ShareError, Store, Target, PAGE_LEN};
 use crate::host::tracee;
 use crate::host::tracee::Memory;
 
@@ -25,7 +27,6 @@ const IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/faultline-vdso.so
 const OFF_CLOCKS: u64 = 0; // mono_ns: u64, real_ns: i64
 const OFF_READS: u64 = 16; // reads: u32
 const OFF_EVERY: u64 = 20; // every: u32
-const PAGE_LEN: u64 = 4096;
 
 /// The symbols glibc and the Go runtime look up, all at version LINUX_2.6.
 pub const EXPORTS: [&str; 4] = [
@@ -41,7 +42,7 @@ pub struct Layout {
     /// Where the time page is mapped in every process (`fl_page_addr`).
     time_page: u64,
     /// Offset of `fl_inject`: `mov r12, rax; syscall; int3`, to make the
-    /// process map the time page.
+    /// process map the time page (`host::inject`).
     inject: u64,
     /// The code, to tell the image's own trapping reads from the program's.
     text: Range<u64>,
@@ -183,54 +184,117 @@ impl Clocks {
     }
 }
 
+/// The name of the time page's memfd, written after the image in the vDSO
+/// mapping for the process's `memfd_create` to read.
+const MEMFD_NAME: &[u8] = b"faultline-time\0";
+
+/// Bytes of the page the supervisor reads and writes (struct fl_time).
+const HEAD_LEN: usize = 24;
+
 /// The faultline vDSO installed in one address space.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct VdsoPage {
     /// Where the image is mapped.
     base: u64,
     /// The clocks last written.
     written: Option<Clocks>,
+    /// Its time page.
+    page: Page,
+}
+
+/// Whether the address space has its own time page yet.
+#[derive(Debug)]
+enum Page {
+    /// Mapped in the process.
+    Mapped(Store),
+    /// A forked child's before it first runs: it still maps its parent's
+    /// shared page, and gets its own, holding these bytes (the parent's
+    /// at the fork), before it runs.
+    Forked([u8; HEAD_LEN]),
 }
 
 impl VdsoPage {
     /// Copies the image over the kernel's vDSO at `base` in process `pid`
     /// (stopped at its exec), has the process map its time page and writes
-    /// the first clocks.
-    pub fn install(pid: i32, base: u64, every: u32, clocks: Clocks) -> io::Result<VdsoPage> {
+    /// the first clocks. With the reason the page is not shared with the
+    /// supervisor, if it is not.
+    pub fn install(
+        pid: i32,
+        base: u64,
+        every: u32,
+        clocks: Clocks,
+    ) -> io::Result<(VdsoPage, Option<ShareError>)> {
         let layout = layout().map_err(|e| io::Error::other(e.to_string()))?;
         let len = kernel_vdso_len() as usize;
-        if len < IMAGE.len() {
+        let needed = IMAGE.len() + MEMFD_NAME.len();
+        if len < needed {
             return Err(io::Error::other(format!(
-                "the kernel's vDSO ({len} bytes) is smaller than the image ({})",
-                IMAGE.len()
+                "the kernel's vDSO ({len} bytes) is smaller than the image and its page's name ({needed})"
             )));
         }
         let mut bytes = IMAGE.to_vec();
+        bytes.extend_from_slice(MEMFD_NAME);
         bytes.resize(len, 0);
         tracee::Process(pid).write_mem(base, &bytes)?;
-        map_time_page(pid, base + layout.inject, layout.time_page)?;
-        let mut page = [0u8; 24];
-        page[..16].copy_from_slice(&clocks.bytes());
-        page[OFF_EVERY as usize..].copy_from_slice(&every.to_le_bytes());
-        tracee::Process(pid).write_mem(layout.time_page, &page)?;
-        Ok(VdsoPage {
+        let (store, unshared) =
+            Store::map(pid, target(base, false)).map_err(|e| io::Error::other(e.to_string()))?;
+        let mut head = [0u8; HEAD_LEN];
+        head[..16].copy_from_slice(&clocks.bytes());
+        head[OFF_EVERY as usize..].copy_from_slice(&every.to_le_bytes());
+        store.write(pid, layout.time_page, 0, &head)?;
+        let page = VdsoPage {
             base,
             written: Some(clocks),
-        })
+            page: Page::Mapped(store),
+        };
+        Ok((page, unshared))
+    }
+
+    /// The page of a child forked (not vforked) from this address space,
+    /// as the parent's is now. A private page was copied by the fork; a
+    /// shared one must be replaced by the child's own before it runs.
+    pub fn fork(&self) -> VdsoPage {
+        let page = match &self.page {
+            Page::Mapped(Store::Private) => Page::Mapped(Store::Private),
+            Page::Mapped(shared) => {
+                let mut head = [0u8; HEAD_LEN];
+                // A shared page is read in the supervisor: it cannot fail.
+                let _ = shared.read(0, page_addr(), 0, &mut head);
+                Page::Forked(head)
+            }
+            Page::Forked(head) => Page::Forked(*head),
+        };
+        VdsoPage {
+            base: self.base,
+            written: self.written,
+            page,
+        }
     }
 
     /// Makes the page of `pid`'s address space show `clocks` (one small
-    /// write when they changed).
-    pub fn refresh(&mut self, pid: i32, clocks: Clocks) {
-        if self.written == Some(clocks) {
-            return;
+    /// write when they changed). A forked child, stopped where it was
+    /// forked, gets its own page first; with the reason that page is not
+    /// shared with the supervisor, if it is not.
+    pub fn refresh(&mut self, pid: i32, clocks: Clocks) -> Option<ShareError> {
+        let mut unshared = None;
+        if let Page::Forked(head) = self.page {
+            let store = match Store::map(pid, target(self.base, true)) {
+                Ok((store, why)) => {
+                    unshared = why;
+                    store
+                }
+                Err(why) => {
+                    unshared = Some(why);
+                    Store::Private
+                }
+            };
+            let _ = store.write(pid, page_addr(), 0, &head);
+            self.page = Page::Mapped(store);
         }
-        if tracee::Process(pid)
-            .write_mem(time_addr(OFF_CLOCKS), &clocks.bytes())
-            .is_ok()
-        {
+        if self.written != Some(clocks) && self.write(pid, OFF_CLOCKS, &clocks.bytes()).is_ok() {
             self.written = Some(clocks);
         }
+        unshared
     }
 
     /// True if a system call that stopped with `rip` was made by the image
@@ -243,61 +307,46 @@ impl VdsoPage {
 
     /// Reads the page's count of reads since the last one that trapped.
     pub fn reads(&self, pid: i32) -> io::Result<u32> {
-        tracee::Process(pid).read_val::<u32>(time_addr(OFF_READS))
+        let mut n = [0u8; 4];
+        match &self.page {
+            Page::Mapped(store) => store.read(pid, page_addr(), OFF_READS, &mut n)?,
+            Page::Forked(head) => n.copy_from_slice(&head[OFF_READS as usize..][..4]),
+        }
+        Ok(u32::from_le_bytes(n))
     }
 
     /// Sets that count (after a read the program made without the image).
-    pub fn set_reads(&self, pid: i32, n: u32) -> io::Result<()> {
-        tracee::Process(pid).write_val(time_addr(OFF_READS), &n)
+    pub fn set_reads(&mut self, pid: i32, n: u32) -> io::Result<()> {
+        self.write(pid, OFF_READS, &n.to_le_bytes())
+    }
+
+    /// Writes `data` at `off` in the page, or in the bytes a forked child's
+    /// page will hold.
+    fn write(&mut self, pid: i32, off: u64, data: &[u8]) -> io::Result<()> {
+        match &mut self.page {
+            Page::Mapped(store) => store.write(pid, page_addr(), off, data),
+            Page::Forked(head) => {
+                head[off as usize..][..data.len()].copy_from_slice(data);
+                Ok(())
+            }
+        }
     }
 }
 
-fn time_addr(off: u64) -> u64 {
-    layout().expect("installed, so valid").time_page + off
+/// Where the time page goes in a process whose image is at `base`; an
+/// existing mapping is replaced if `replace`.
+fn target(base: u64, replace: bool) -> Target {
+    let layout = layout().expect("installed, so valid");
+    Target {
+        stub: base + layout.inject,
+        addr: layout.time_page,
+        name: base + IMAGE.len() as u64,
+        replace,
+    }
 }
 
-/// Makes `pid`, stopped at its exec, map one read-write page at `addr` by
-/// running `mmap` at `syscall_at` (the image's `fl_inject`), then puts
-/// its registers back.
-fn map_time_page(pid: i32, syscall_at: u64, addr: u64) -> io::Result<()> {
-    let saved = tracee::get_regs(pid)?;
-    let mut regs = saved;
-    regs.rip = syscall_at;
-    regs.r12 = libc::SYS_mmap as u64;
-    regs.orig_rax = u64::MAX;
-    regs.rdi = addr;
-    regs.rsi = PAGE_LEN;
-    regs.rdx = (libc::PROT_READ | libc::PROT_WRITE) as u64;
-    regs.r10 = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE) as u64;
-    regs.r8 = u64::MAX;
-    regs.r9 = 0;
-    tracee::set_regs(pid, &regs)?;
-    tracee::cont(pid, 0)?;
-    let mut status = 0;
-    let mut r = unsafe { libc::waitpid(pid, &mut status, libc::__WALL) };
-    // A watchdog preemption of the exec'ing step: not now.
-    while r == pid && libc::WIFSTOPPED(status) && libc::WSTOPSIG(status) == libc::SIGSTOP {
-        tracee::cont(pid, 0)?;
-        r = unsafe { libc::waitpid(pid, &mut status, libc::__WALL) };
-    }
-    let trapped = r == pid && libc::WIFSTOPPED(status) && libc::WSTOPSIG(status) == libc::SIGTRAP;
-    let result = if trapped {
-        tracee::get_regs(pid).map(|r| r.rax)
-    } else {
-        Err(io::Error::other(format!(
-            "mapping the time page stopped the process unexpectedly (status {status:#x})"
-        )))
-    };
-    if libc::WIFSTOPPED(status) {
-        tracee::set_regs(pid, &saved)?;
-    }
-    match result? {
-        got if got == addr => Ok(()),
-        got => Err(io::Error::other(format!(
-            "the time page cannot be mapped at {addr:#x} (mmap returned {})",
-            got as i64
-        ))),
-    }
+fn page_addr() -> u64 {
+    layout().expect("installed, so valid").time_page
 }
 
 #[cfg(test)]
