@@ -48,8 +48,8 @@ impl Supervisor {
             self.sim.fire_timerfds();
             self.check_signals();
             self.wake_due();
-            self.wake_ready_fds();
-            self.wake_net_waiters();
+            self.sim.wake_ready_fds(&self.host_fds);
+            self.sim.wake_net_waiters(&self.host_fds);
             let pick = match self.decide() {
                 Decision::Run(pick) => pick,
                 Decision::AdvanceTo(t) => {
@@ -80,7 +80,7 @@ impl Supervisor {
             messages: self.sim.net.net.drain_events(),
             probe_runs: self.probes.take_runs(),
             diagnostics: std::mem::take(&mut self.sim.diagnostics).into_list(),
-            output: std::mem::take(&mut self.outputs).into_marks(),
+            output: std::mem::take(&mut self.sim.outputs).into_marks(),
             ending,
             vtime: self.sim.clock.now(),
             events: self.sim.trace.count(),
@@ -157,9 +157,6 @@ impl Supervisor {
                 },
             }
             let (pid, sig) = (t.pid, t.sig);
-            if sig == libc::SIGKILL {
-                self.waits.doom(pid);
-            }
             if t.interval > 0 {
                 t.at = (t.at + t.interval).max(now + 1);
             }
@@ -167,7 +164,7 @@ impl Supervisor {
             self.sim
                 .trace
                 .record(now, 0, "signal_timer", &[vpid, sig as i64], "sent");
-            self.signal_checks.insert(pid);
+            self.signal_sent(pid, sig);
         }
         self.sim.signal_timers.retain(|t| t.at > now);
     }

@@ -24,7 +24,9 @@ impl Supervisor {
             Some(ExitHook::NewSocket(opened)) => self.socket_opened(tid, pid, ret as i64, opened),
             Some(ExitHook::NewNetlink(restore)) => self.netlink_opened(tid, pid, ret, &restore),
             Some(ExitHook::NewTimerFd { clock, restore }) => {
-                self.timerfd_opened(tid, pid, ret as i64, clock, &restore)
+                self.sim
+                    .timerfd_opened(&self.host_fds, pid, ret as i64, clock);
+                let _ = tracee::put_back_regs(tid, &restore, ret);
             }
             Some(
                 hook @ (ExitHook::DiskOpen { .. }
@@ -44,7 +46,11 @@ impl Supervisor {
                 buf,
                 events,
                 restore,
-            }) => self.epoll_events_appended(tid, pid, ret as i64, buf, &events, &restore),
+            }) => {
+                let mem = tracee::Process(pid);
+                let total = crate::sys::append_epoll_events(&mem, ret as i64, buf, &events);
+                let _ = tracee::put_back_regs(tid, &restore, total as u64);
+            }
             Some(ExitHook::Stat { buf, layout, disk }) if ret == 0 => {
                 self.sim.stat_exit(&tracee::Process(pid), buf, layout, disk)
             }

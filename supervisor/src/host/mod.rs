@@ -6,6 +6,7 @@ pub mod gosym;
 pub mod heldfds;
 pub mod interrupt;
 pub mod launch;
+pub mod procfds;
 pub mod seccomp;
 pub mod tracee;
 pub mod vdso;

@@ -3,6 +3,7 @@
 pub mod cputime;
 pub mod diskstate;
 pub mod fileids;
+pub mod host_probe;
 pub mod machine;
 pub mod netlink;
 pub mod netstate;

@@ -58,6 +58,10 @@ pub struct Sim {
     pub(crate) signal_timers: Vec<SignalTimer>,
     /// What faultline reports besides the verdict.
     pub(crate) diagnostics: Diagnostics,
+    /// The nodes' captured output files, and when they were written.
+    pub(crate) outputs: crate::sim::output::OutputLog,
+    /// Disk calls vfs failed since the engine last logged them.
+    pub(crate) failed_disk_calls: Vec<crate::sim::diskstate::FailedDiskCall>,
 }
 
 impl Sim {
@@ -91,6 +95,8 @@ impl Sim {
             disks: Disks::default(),
             signal_timers: Vec::new(),
             diagnostics: Diagnostics::default(),
+            outputs: Default::default(),
+            failed_disk_calls: Vec::new(),
         }
     }
 

@@ -1,0 +1,101 @@
+//! The engine's entry to the syscall handlers: a seccomp stop becomes a
+//! `Call`, its family answers (on the simulation, with the host probes it
+//! needs), and the answer is recorded and applied to the thread.
+
+use super::*;
+use crate::host::tracee::Regs;
+use crate::sys::{pass, table, Action, Call};
+
+impl Supervisor {
+    /// Handles the seccomp stop of `vtid` with registers `regs`. Returns
+    /// false if the call was answered in place and the thread runs on (the
+    /// step goes on), true if the thread reached a scheduling point.
+    pub(crate) fn dispatch(&mut self, vtid: Vtid, regs: Regs) -> bool {
+        let th = &self.sim.threads[&vtid];
+        let call = Call {
+            vtid,
+            tid: th.tid,
+            pid: th.pid,
+            nr: regs.orig_rax as i64,
+            a: [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9],
+            regs,
+            mem: crate::host::tracee::Process(th.pid),
+        };
+        // Not the program's own calls, or not the same number of them on
+        // every path: they pass without a trace event, and without giving
+        // back signals held since a preemption.
+        if self.library_call(&call) || self.proc_read_in_place(&call) {
+            return false;
+        }
+        self.release_signals(vtid, call.tid);
+        let mut trace_args: Vec<i64> = Vec::new();
+        let in_place = self.answers_in_place(&call);
+        let action = self.handle(&call, &mut trace_args);
+        self.log_failed_disk_calls();
+        if let (true, Action::Now(Resume::Return(v))) = (in_place, &action) {
+            return_in_place(call.tid, regs, *v);
+            return false;
+        }
+        // A re-executed call's deadline is for that call only.
+        self.sim
+            .threads
+            .get_mut(&vtid)
+            .expect("thread")
+            .restart_deadline = None;
+        let label = match &action {
+            Action::Now(r) => resume_label(r),
+            Action::Park(_) => "park".to_string(),
+        };
+        self.sim
+            .record(vtid, table::name(call.nr), &trace_args, &label);
+        let state = match action {
+            Action::Now(r) => ThreadState::Ready(r),
+            Action::Park(w) => ThreadState::Parked(w),
+        };
+        self.sim.threads.get_mut(&vtid).expect("thread").state = state;
+        true
+    }
+
+    /// Answers `c`: signals the kernel is let to send are watched here,
+    /// every other call goes to its family on the simulation.
+    fn handle(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+        match c.nr {
+            libc::SYS_kill
+            | libc::SYS_tkill
+            | libc::SYS_tgkill
+            | libc::SYS_rt_sigqueueinfo
+            | libc::SYS_rt_tgsigqueueinfo => match self.sim.sys_kill(c, targs) {
+                Ok(kill) => {
+                    for &pid in &kill.targets {
+                        self.signal_sent(pid, kill.sig);
+                    }
+                    pass()
+                }
+                Err(refused) => refused,
+            },
+            _ => self.sim.handle(c, &self.host_fds, targs),
+        }
+    }
+}
+
+impl Supervisor {
+    /// A read of a /proc file (see `Sim::is_proc_read`) runs on in place.
+    /// True if `c` was one.
+    fn proc_read_in_place(&mut self, c: &Call) -> bool {
+        let on_proc = self.sim.is_proc_read(c);
+        if on_proc {
+            let _ = crate::host::tracee::cont(c.tid, 0);
+        }
+        on_proc
+    }
+}
+
+/// Skips the call `tid` is stopped at, makes it return `v`, and lets the
+/// thread run on: a call answered without a scheduling point.
+pub(crate) fn return_in_place(tid: i32, mut regs: Regs, v: i64) {
+    regs.orig_rax = u64::MAX;
+    regs.rax = v as u64;
+    if crate::host::tracee::set_regs(tid, &regs).is_ok() {
+        let _ = crate::host::tracee::cont(tid, 0);
+    }
+}
