@@ -282,3 +282,87 @@ impl Sim {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{call, parked, returned, world, zeroed, FakeHost, PID};
+    use super::super::Action;
+    use crate::host::fdprobe::FdKind;
+    use crate::host::tracee::Memory;
+    use crate::sim::world::{Resume, WaitKind};
+
+    const BUF: u64 = 0x1000;
+
+    #[test]
+    fn a_read_that_would_block_parks_on_its_descriptor_and_a_ready_one_passes() {
+        let mut sim = world();
+        let read = |sim: &mut crate::sim::state::Sim, host: &FakeHost| {
+            let c = call(libc::SYS_read, [7, BUF, 64, 0, 0, 0], zeroed(BUF, 64));
+            sim.sys_read(&c, host, &mut vec![])
+        };
+        let w = parked(read(&mut sim, &FakeHost::default().pollable(7, 0)));
+        assert!(
+            matches!(&w.kind, WaitKind::Fds { fds, on_ready: Resume::Pass } if fds == &[(7, libc::POLLIN)])
+        );
+        assert_eq!(
+            sim.procs[&PID].fds.get(&7),
+            Some(&FdKind::Pollable),
+            "kind cached"
+        );
+        let ready = FakeHost::default().pollable(7, libc::POLLIN);
+        assert!(matches!(read(&mut sim, &ready), Action::Now(Resume::Pass)));
+    }
+
+    #[test]
+    fn a_read_of_urandom_is_answered_from_the_seed() {
+        let read = || {
+            let mut sim = world();
+            sim.fd_opened(PID, 5, FdKind::Random, false);
+            let c = call(libc::SYS_read, [5, BUF, 16, 0, 0, 0], zeroed(BUF, 16));
+            let n = returned(sim.sys_read(&c, &FakeHost::default(), &mut vec![]));
+            (n, c.mem.read_val::<[u64; 2]>(BUF).unwrap())
+        };
+        let (n, first) = read();
+        assert_eq!(n, 16);
+        assert_ne!(first, [0, 0]);
+        assert_eq!(read().1, first, "same seed, same bytes");
+    }
+
+    #[test]
+    fn close_forgets_the_descriptor_and_its_kept_copy() {
+        let mut sim = world();
+        sim.fd_opened(PID, 5, FdKind::Pollable, false);
+        sim.fd_opened(PID, 6, FdKind::Pollable, false);
+        let host = FakeHost::default();
+        let c = call(libc::SYS_close, [5, 0, 0, 0, 0, 0], zeroed(BUF, 8));
+        assert!(matches!(
+            sim.sys_close(&c, &host, &mut vec![]),
+            Action::Now(Resume::Pass)
+        ));
+        assert_eq!(host.forgotten(), [(5, 5)]);
+        assert!(!sim.procs[&PID].fds.contains_key(&5));
+        // dup2(6, 9): 9 is what 6 is.
+        let c = call(libc::SYS_dup2, [6, 9, 0, 0, 0, 0], zeroed(BUF, 8));
+        sim.sys_close(&c, &host, &mut vec![]);
+        assert_eq!(host.forgotten(), [(5, 5), (9, 9)]);
+        assert_eq!(sim.procs[&PID].fds.get(&9), Some(&FdKind::Pollable));
+    }
+
+    #[test]
+    fn fsync_of_a_host_file_is_answered_with_the_kernels_errors() {
+        let mut sim = world();
+        let host = FakeHost::default().pollable(7, 0);
+        let fsync = |sim: &mut crate::sim::state::Sim, fd: u64| {
+            let c = call(libc::SYS_fsync, [fd, 0, 0, 0, 0, 0], zeroed(BUF, 8));
+            returned(sim.sys_host_sync(&c, &host))
+        };
+        assert_eq!(fsync(&mut sim, 7), -(libc::EINVAL as i64), "a pipe");
+        assert_eq!(
+            fsync(&mut sim, 8),
+            -(libc::EBADF as i64),
+            "no such descriptor"
+        );
+        sim.fd_opened(PID, 3, FdKind::File, false);
+        assert_eq!(fsync(&mut sim, 3), 0);
+    }
+}

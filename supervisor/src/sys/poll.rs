@@ -510,3 +510,7 @@ pub(crate) fn append_epoll_events(
         0
     }
 }
+
+#[cfg(test)]
+#[path = "poll_tests.rs"]
+mod tests;

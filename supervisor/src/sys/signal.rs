@@ -201,3 +201,136 @@ impl Sim {
         self.threads.get(vtid)?.channel_wait.map(|r| r.mask)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{call, parked, returned, world, zeroed, FakeHost, PID, VTID};
+    use super::super::Action;
+    use super::{bit, Kill};
+    use crate::host::tracee::Memory;
+    use crate::sim::host_probe::SigStatus;
+    use crate::sim::vclock::{Timespec, NS};
+    use crate::sim::world::{Process, Resume, Wait, WaitKind};
+
+    const SET: u64 = 0x1000;
+    const SPEC: u64 = 0x1100;
+
+    /// A thread with `pending` signals for it and `blocked` ones.
+    fn pending(pending: u64, blocked: u64) -> FakeHost {
+        FakeHost::default().signals(SigStatus {
+            thread_pending: pending,
+            blocked,
+            ..SigStatus::default()
+        })
+    }
+
+    #[test]
+    fn sigsuspend_parks_until_a_signal_its_mask_lets_through_is_pending() {
+        let mut sim = world();
+        let mem = zeroed(SET, 8);
+        mem.write_val(SET, &bit(libc::SIGUSR1)).unwrap();
+        let c = call(libc::SYS_rt_sigsuspend, [SET, 8, 0, 0, 0, 0], mem);
+        let usr1 = bit(libc::SIGUSR1);
+        let w = parked(sim.sys_sigwait(&c, &pending(usr1, 0)));
+        assert!(matches!(w.kind, WaitKind::Signal { mask: Some(m), set: None } if m == usr1));
+        assert_eq!(w.deadline, None);
+        let usr2 = bit(libc::SIGUSR2);
+        let Action::Now(Resume::Pass) = sim.sys_sigwait(&c, &pending(usr2, usr2)) else {
+            panic!("a signal the mask lets through is not delivered");
+        };
+    }
+
+    #[test]
+    fn sigtimedwait_parks_with_its_deadline_and_times_out_with_eagain() {
+        let mut sim = world();
+        let mem = zeroed(SET, 0x200);
+        mem.write_val(SET, &bit(libc::SIGUSR1)).unwrap();
+        mem.write_val(SPEC, &Timespec { sec: 3, nsec: 0 }).unwrap();
+        let c = call(libc::SYS_rt_sigtimedwait, [SET, 0, SPEC, 8, 0, 0], mem);
+        let now = sim.clock.now();
+        let w = parked(sim.sys_sigwait(&c, &pending(0, 0)));
+        assert_eq!(w.deadline, Some(now + 3 * NS));
+        assert!(matches!(w.on_timeout, Resume::Return(e) if e == -(libc::EAGAIN as i64)));
+        // A blocked signal in the set is taken at once.
+        let usr1 = bit(libc::SIGUSR1);
+        let Action::Now(Resume::Pass) = sim.sys_sigwait(&c, &pending(usr1, usr1)) else {
+            panic!("a pending signal of the set is not taken");
+        };
+    }
+
+    #[test]
+    fn a_signal_interrupts_a_wait_or_restarts_it_under_sa_restart() {
+        let mut sim = world();
+        let wait = Wait {
+            kind: WaitKind::Child,
+            deadline: None,
+            on_timeout: Resume::Pass,
+            restartable: true,
+        };
+        let wait = Wait {
+            kind: WaitKind::Sleep { rem: 0 },
+            ..wait
+        };
+        let usr1 = bit(libc::SIGUSR1);
+        let wake = |sim: &crate::sim::state::Sim, host: &FakeHost| {
+            sim.signal_wakeup(host, PID, PID, &wait, &mut 0)
+        };
+        assert!(matches!(
+            wake(&sim, &pending(usr1, 0)),
+            Some(Resume::Return(e)) if e == -(libc::EINTR as i64)
+        ));
+        assert!(wake(&sim, &pending(usr1, usr1)).is_none(), "blocked");
+        let chld = bit(libc::SIGCHLD);
+        assert!(
+            wake(&sim, &pending(chld, 0)).is_none(),
+            "ignored by default"
+        );
+        // rt_sigaction(SIGUSR1, {handler, SA_RESTART}).
+        let mem = zeroed(SET, 16);
+        mem.write_val(SET, &[1u64, super::SA_RESTART]).unwrap();
+        let c = call(
+            libc::SYS_rt_sigaction,
+            [libc::SIGUSR1 as u64, SET, 0, 8, 0, 0],
+            mem,
+        );
+        let Action::Now(Resume::Pass) = sim.sys_sigaction(&c) else {
+            panic!("sigaction not passed");
+        };
+        assert!(matches!(
+            wake(&sim, &pending(usr1, 0)),
+            Some(Resume::Restart)
+        ));
+    }
+
+    #[test]
+    fn kill_goes_to_the_callers_namespace_only() {
+        let mut sim = world();
+        let host = sim.procs[&PID].host;
+        // A child in the namespace (pid 2 there), and a process of another.
+        let child = Process {
+            ns_pid: 2,
+            ns_root: PID,
+            ..Process::new(200, host, 2, 2, 0)
+        };
+        sim.procs.insert(200, child);
+        sim.procs.insert(300, Process::new(300, host, 3, 3, 0));
+        let kill = |sim: &mut crate::sim::state::Sim, target: i32| {
+            let term = libc::SIGTERM as u64;
+            let c = call(
+                libc::SYS_kill,
+                [target as u64, term, 0, 0, 0, 0],
+                zeroed(SET, 8),
+            );
+            sim.sys_kill(&c, &mut vec![])
+        };
+        let sent = |targets: Vec<i32>| Kill {
+            sig: libc::SIGTERM,
+            targets,
+        };
+        assert_eq!(kill(&mut sim, 2).ok(), Some(sent(vec![200])));
+        assert_eq!(kill(&mut sim, 0).ok(), Some(sent(vec![PID, 200])));
+        let outside = kill(&mut sim, 300).err().expect("refused");
+        assert_eq!(returned(outside), -(libc::EPERM as i64));
+        let _ = VTID;
+    }
+}
