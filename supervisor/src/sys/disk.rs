@@ -498,10 +498,17 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{add_disk, world, EPOCH_SECS, PID};
+    use super::super::testing::{
+        add_disk, call, returned, world, zeroed, FakeHost, TempDir, DISK_AT, EPOCH_SECS, PID,
+    };
+    use super::super::Action;
     use crate::host::fdprobe::FdKind;
+    use crate::host::tracee::Memory;
+    use crate::sim::diskstate::FailedDiskCall;
     use crate::sim::vclock::NS;
-    use crate::sim::world::{DiskOp, ExitHook};
+    use crate::sim::world::{DiskOp, ExitHook, Resume};
+
+    const BUF: u64 = 0x1000;
 
     /// Nanoseconds of REALTIME at virtual time `t`.
     fn realtime(t: u64) -> i128 {
@@ -581,5 +588,116 @@ mod tests {
         assert!(d.lookup("a").is_err());
         assert_eq!(d.lookup("b").unwrap(), ino);
         assert_eq!(sim.file_ids.on_disk(0, ino).time_ns, realtime(9));
+    }
+
+    /// `nr` on disk file descriptor 4 (a file "f" the program opened), with
+    /// the other arguments `rest` and ten bytes at `BUF`; the host shows
+    /// its position 7 and whether it is `writable`.
+    fn on_file(
+        sim: &mut crate::sim::state::Sim,
+        nr: i64,
+        rest: [u64; 5],
+        writable: bool,
+        targs: &mut Vec<i64>,
+    ) -> Action {
+        let mem = zeroed(BUF, 16);
+        mem.write_mem(BUF, b"0123456789").unwrap();
+        let [b, c_, d, e, f] = rest;
+        let mut c = call(nr, [4, b, c_, d, e, f], mem);
+        c.regs.orig_rax = nr as u64;
+        let host = FakeHost::default().file(4, 7, writable);
+        sim.sys_disk(&c, &host, targs).expect("a disk call")
+    }
+
+    /// A world whose process has file "f" of its disk open as descriptor 4.
+    fn with_file() -> (crate::sim::state::Sim, TempDir, vfs::Ino) {
+        let mut sim = world();
+        let root = add_disk(&mut sim, 1 << 20);
+        let ino = sim.disks.get_mut(0).disk.on_create("f").unwrap();
+        let file = FdKind::Disk {
+            disk: 0,
+            ino,
+            append: false,
+        };
+        sim.fd_opened(PID, 4, file, false);
+        (sim, root, ino)
+    }
+
+    #[test]
+    fn a_write_lands_at_the_descriptors_position_and_is_hashed() {
+        let (mut sim, _root, ino) = with_file();
+        let mut targs = vec![];
+        let action = on_file(
+            &mut sim,
+            libc::SYS_write,
+            [BUF, 10, 0, 0, 0],
+            true,
+            &mut targs,
+        );
+        let Action::Now(Resume::PassThenExit(
+            None,
+            ExitHook::DiskWrite {
+                ino: i,
+                offset,
+                data,
+                ..
+            },
+        )) = action
+        else {
+            panic!("not passed to record the write");
+        };
+        assert_eq!((i, offset, data.as_slice()), (ino, 7, &b"0123456789"[..]));
+        assert_eq!(targs[..2], [4, 10]);
+        assert_eq!(
+            targs[2],
+            crate::sim::trace::hash_bytes(b"0123456789") as i64
+        );
+    }
+
+    #[test]
+    fn a_planned_write_error_fails_the_write_and_is_logged_with_its_path() {
+        let (mut sim, _root, _) = with_file();
+        let eio = vfs::Errno(libc::EIO);
+        sim.disks.get_mut(0).disk.inject_write_error("", eio);
+        let action = on_file(
+            &mut sim,
+            libc::SYS_write,
+            [BUF, 10, 0, 0, 0],
+            true,
+            &mut vec![],
+        );
+        assert_eq!(returned(action), -(libc::EIO as i64));
+        let failed = std::mem::take(&mut sim.failed_disk_calls);
+        assert_eq!(
+            failed,
+            [FailedDiskCall {
+                node: "n1".into(),
+                path: format!("{DISK_AT}/f"),
+                call: "write".into(),
+                errno: eio,
+            }]
+        );
+    }
+
+    #[test]
+    fn fallocate_grows_the_file_sparsely_unless_the_kernel_must_refuse_it() {
+        let (mut sim, _root, ino) = with_file();
+        let grow = [0, 100, 50, 0, 0];
+        let action = on_file(&mut sim, libc::SYS_fallocate, grow, true, &mut vec![]);
+        let Action::Now(Resume::PassThenExit(Some(regs), ExitHook::DiskChange { op, restore, .. })) =
+            action
+        else {
+            panic!("not made an ftruncate");
+        };
+        assert_eq!((regs.orig_rax, regs.rsi), (libc::SYS_ftruncate as u64, 150));
+        assert!(matches!(op, DiskOp::Fallocate(i, 100, 50) if i == ino));
+        assert!(restore.is_some());
+        // Read-only: the real fallocate runs, for the kernel's EBADF.
+        let action = on_file(&mut sim, libc::SYS_fallocate, grow, false, &mut vec![]);
+        let Action::Now(Resume::PassThenExit(None, ExitHook::DiskChange { restore: None, .. })) =
+            action
+        else {
+            panic!("rewritten although the kernel refuses it");
+        };
     }
 }

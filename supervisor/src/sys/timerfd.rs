@@ -265,14 +265,14 @@ impl Sim {
 mod tests {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-    use super::super::testing::{call, returned, world, zeroed, FakeHost, PID};
+    use super::super::testing::{call, parked, returned, world, zeroed, FakeHost, PID};
     use super::super::Action;
     use super::FdTimer;
     use crate::host::fdprobe::FdKind;
     use crate::host::tracee::Memory;
     use crate::sim::state::Sim;
     use crate::sim::vclock::{Timespec, NS};
-    use crate::sim::world::{ExitHook, Resume};
+    use crate::sim::world::{ExitHook, Resume, WaitKind};
 
     const FD: i32 = 5;
     const SPEC: u64 = 0x1000;
@@ -422,5 +422,23 @@ mod tests {
         );
         sim.drop_unheld_timerfds();
         assert!(sim.timer_fds.timers.is_empty(), "no process holds it");
+    }
+
+    #[test]
+    fn the_eventfd_standing_in_for_a_timerfd_becomes_a_timer_on_a_borrowed_copy() {
+        let mut sim = world();
+        let host = FakeHost::default().pollable(6, 0);
+        sim.timerfd_opened(&host, PID, -(libc::EMFILE as i64), libc::CLOCK_MONOTONIC);
+        assert!(
+            sim.timer_fds.timers.is_empty(),
+            "the kernel's error: no timer"
+        );
+        sim.timerfd_opened(&host, PID, 6, libc::CLOCK_MONOTONIC);
+        assert_eq!(sim.procs[&PID].fds.get(&6), Some(&FdKind::Timer(0)));
+        assert_eq!(sim.timer_fds.timers[&0].clock, libc::CLOCK_MONOTONIC);
+        // A read waits for an expiry like a read of any eventfd.
+        let c = call(libc::SYS_read, [6, SPEC, 8, 0, 0, 0], zeroed(SPEC, 8));
+        let w = parked(sim.sys_on_timerfd(&c, &host, 0, &mut vec![]));
+        assert!(matches!(&w.kind, WaitKind::Fds { fds, .. } if fds == &[(6, libc::POLLIN)]));
     }
 }
