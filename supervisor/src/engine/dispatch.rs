@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::host::tracee::Regs;
-use crate::sys::{pass, table, Action, Call};
+use crate::sys::{err, pass, table, Action, Call};
 
 impl Supervisor {
     /// Handles the seccomp stop of `vtid` with registers `regs`. Returns
@@ -71,7 +71,7 @@ impl Supervisor {
                     }
                     pass()
                 }
-                Err(refused) => refused,
+                Err(errno) => err(errno),
             },
             _ => self.sim.handle(c, &self.host_fds, targs),
         }

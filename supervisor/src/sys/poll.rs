@@ -57,7 +57,7 @@ impl Sim {
             // Resolved now: the registrations may have arrived through a dup
             // of the descriptor after the thread parked.
             let epoll = epoll.map(|(p, fd)| self.epoll_key(host, p, fd));
-            let ready = (!real.is_empty() && self.fds_ready(host, pid, &real, false))
+            let ready = (!real.is_empty() && self.fds_ready(host, pid, real, false))
                 || virt.iter().any(|&(vs, mask)| {
                     crate::sim::netstate::event_bits(self.net.readiness(vs)) & (mask | 0x18) != 0
                 })

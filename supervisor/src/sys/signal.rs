@@ -40,12 +40,12 @@ pub(crate) struct Kill {
 
 impl Sim {
     /// kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo: the signal
-    /// to let the kernel send, or the answer to a refused one.
+    /// to let the kernel send, or the errno of a refused one (reported).
     pub(crate) fn sys_kill(
         &mut self,
         c: &Call<impl Memory>,
         targs: &mut Vec<i64>,
-    ) -> Result<Kill, Action> {
+    ) -> Result<Kill, i32> {
         // Targets are ids as the program sees them (its PID namespace).
         let (target, sig) = match c.nr {
             libc::SYS_kill | libc::SYS_rt_sigqueueinfo => (c.a[0] as i32, c.a[1] as i32),
@@ -76,11 +76,9 @@ impl Sim {
             all.sort_unstable();
             all
         } else {
-            return Err(self.unsupported(
-                c,
-                "signals may only go to processes inside the simulation",
-                libc::EPERM,
-            ));
+            let why = "signals may only go to processes inside the simulation";
+            let _answer = self.unsupported(c, why, libc::EPERM);
+            return Err(libc::EPERM);
         };
         targs.extend(targets.iter().map(|p| self.procs[p].vpid as i64));
         Ok(Kill { sig, targets })
@@ -204,7 +202,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{call, parked, returned, world, zeroed, FakeHost, PID, VTID};
+    use super::super::testing::{call, parked, world, zeroed, FakeHost, PID};
     use super::super::Action;
     use super::{bit, Kill};
     use crate::host::tracee::Memory;
@@ -329,8 +327,8 @@ mod tests {
         };
         assert_eq!(kill(&mut sim, 2).ok(), Some(sent(vec![200])));
         assert_eq!(kill(&mut sim, 0).ok(), Some(sent(vec![PID, 200])));
-        let outside = kill(&mut sim, 300).err().expect("refused");
-        assert_eq!(returned(outside), -(libc::EPERM as i64));
-        let _ = VTID;
+        assert_eq!(kill(&mut sim, 300), Err(libc::EPERM), "outside");
+        let reported = std::mem::take(&mut sim.diagnostics).into_list();
+        assert_eq!(reported.len(), 1, "reported");
     }
 }
