@@ -12,15 +12,8 @@ impl Supervisor {
     /// step goes on), true if the thread reached a scheduling point.
     pub(crate) fn dispatch(&mut self, vtid: Vtid, regs: Regs) -> bool {
         let th = &self.sim.threads[&vtid];
-        let call = Call {
-            vtid,
-            tid: th.tid,
-            pid: th.pid,
-            nr: regs.orig_rax as i64,
-            a: [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9],
-            regs,
-            mem: crate::host::tracee::Process(th.pid),
-        };
+        let mem = crate::host::tracee::Process(th.pid);
+        let call = Call::at_stop(vtid, th.tid, th.pid, regs, mem);
         // Not the program's own calls, or not the same number of them on
         // every path: they pass without a trace event, and without giving
         // back signals held since a preemption.

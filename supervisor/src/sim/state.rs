@@ -2,9 +2,9 @@
 //! change (threads and processes, the virtual clock and CPU ledger, timers,
 //! the network and disks, file identities, the trace), apart from the host
 //! machinery that drives the tracees (ptrace waits, the watchdog, vDSO
-//! pages, breakpoints, the fast path's channel), which stays in
-//! `engine::Supervisor`. Handlers on `Sim` can be unit-tested with a fake
-//! tracee memory and no process.
+//! pages, breakpoints, the fast path's channel, the pidfds that answer
+//! `HostProbe`), which stays in `engine::Supervisor`. Handlers on `Sim` can
+//! be unit-tested with a fake tracee memory, a fake host and no process.
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -1,5 +1,8 @@
-//! Syscall dispatch: each trapped call is emulated, passed to the kernel, or
-//! parked. Handlers live in one module per family of calls.
+//! The syscall handlers, on the simulation (`Sim`): each trapped call is
+//! emulated, passed to the kernel, or parked. Handlers live in one module
+//! per family of calls; what only the host can tell them (descriptors the
+//! kernel owns, pending signals) comes through `HostProbe`, and the
+//! engine's `dispatch` builds the `Call` and applies the answer.
 
 pub mod table;
 #[cfg(test)]
@@ -55,10 +58,24 @@ pub struct Call<M: Memory = crate::host::tracee::Process> {
     /// The registers at the stop (for calls whose arguments we change).
     pub regs: Regs,
     /// The caller's memory.
-    pub(crate) mem: M,
+    mem: M,
 }
 
 impl<M: Memory> Call<M> {
+    /// The call thread `vtid` (host thread `tid` of process `pid`) is
+    /// stopped at: its number and arguments are in `regs`.
+    pub fn at_stop(vtid: Vtid, tid: i32, pid: i32, regs: Regs, mem: M) -> Call<M> {
+        Call {
+            vtid,
+            tid,
+            pid,
+            nr: regs.orig_rax as i64,
+            a: [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9],
+            regs,
+            mem,
+        }
+    }
+
     /// The caller's address space: the only way handlers touch its memory.
     pub fn mem(&self) -> &M {
         &self.mem
@@ -74,7 +91,7 @@ pub enum Action {
 }
 
 /// Shorthand for an emulated return value.
-pub(crate) fn ret(v: i64) -> Action {
+fn ret(v: i64) -> Action {
     Action::Now(Resume::Return(v))
 }
 

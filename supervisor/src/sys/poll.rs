@@ -1,6 +1,7 @@
 //! Readiness: poll, ppoll, select, pselect6, epoll_wait, epoll_pwait, epoll_pwait2 and
 //! epoll_ctl. Readiness is decided by the supervisor: real descriptors are
-//! probed (pidfd_getfd + poll(0)), virtual sockets asked of vnet. The kernel
+//! probed through the host (`HostProbe`: pidfd_getfd + poll(0)), virtual
+//! sockets asked of vnet. The kernel
 //! only ever runs these calls with a zero timeout; a caller that would wait
 //! is parked, and its call re-executed when something may be ready or its
 //! deadline has passed (the deadline survives the re-execution). The wake
@@ -73,7 +74,7 @@ impl Sim {
     /// True if the kernel would not block a call on any of `fds` of process
     /// `pid` now: one is ready, invalid (the call fails at once), or — when
     /// `nonblocking_counts` — opened O_NONBLOCK.
-    pub(crate) fn fds_ready(
+    pub(super) fn fds_ready(
         &self,
         host: &impl HostProbe,
         pid: i32,

@@ -1,7 +1,8 @@
 //! Signals. Sending passes to the kernel (only to traced processes); a parked
 //! target is then woken at the next scheduling point — with EINTR, or by
 //! re-executing its call when the handler has SA_RESTART — so signals arrive
-//! at deterministic points.
+//! at deterministic points. Which signals are pending the host tells
+//! (`HostProbe::signals`); the engine's wake scan asks `signal_wakeup`.
 
 use super::{Action, Call};
 use crate::host::tracee::Memory;
