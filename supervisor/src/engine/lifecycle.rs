@@ -203,7 +203,7 @@ impl Supervisor {
     pub(crate) fn mark_dying(&mut self, vtid: Vtid) {
         if let Some(t) = self.sim.threads.get(&vtid) {
             if let ThreadState::Parked(w) = t.state.clone() {
-                self.unpark(vtid, &w.kind);
+                self.sim.unpark(vtid, &w.kind);
             }
         }
         if let Some(t) = self.sim.threads.get_mut(&vtid) {
@@ -218,7 +218,7 @@ impl Supervisor {
         };
         let th = self.remove_thread(vtid).expect("thread of tid");
         if let ThreadState::Parked(w) = &th.state {
-            self.unpark(vtid, &w.kind);
+            self.sim.unpark(vtid, &w.kind);
         }
         if th.tid != th.pid {
             // A non-leader thread: wake joiners the way the kernel's

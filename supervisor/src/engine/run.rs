@@ -177,7 +177,7 @@ impl Supervisor {
             let ThreadState::Parked(w) = self.sim.threads[&vtid].state.clone() else {
                 continue;
             };
-            self.unpark(vtid, &w.kind);
+            self.sim.unpark(vtid, &w.kind);
             self.sim
                 .record(vtid, "timeout", &[], &resume_label(&w.on_timeout));
             let t = self.sim.threads.get_mut(&vtid).expect("thread");
@@ -185,13 +185,6 @@ impl Supervisor {
                 t.restart_deadline = w.deadline;
             }
             t.state = ThreadState::Ready(w.on_timeout);
-        }
-    }
-
-    /// Removes a parked thread from the queue its wait kind keeps.
-    pub(crate) fn unpark(&mut self, vtid: Vtid, kind: &WaitKind) {
-        if let WaitKind::Futex { key, .. } = kind {
-            self.sim.sched.futex_cancel(*key, vtid);
         }
     }
 

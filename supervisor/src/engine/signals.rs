@@ -21,39 +21,8 @@ impl Supervisor {
     /// Wakes parked threads of processes that may have been sent a signal.
     pub(crate) fn check_signals(&mut self) {
         while let Some(pid) = self.signal_checks.pop_first() {
-            let parked: Vec<(Vtid, i32, Wait)> = self
-                .sim
-                .threads
-                .values()
-                .filter(|t| t.pid == pid)
-                .filter_map(|t| match &t.state {
-                    ThreadState::Parked(w) => Some((t.vtid, t.tid, w.clone())),
-                    _ => None,
-                })
-                .collect();
-            // Process-directed signals interrupt one thread, not all.
-            let mut shared_taken = 0u64;
-            for (vtid, tid, wait) in parked {
-                if let Some(resume) =
-                    self.sim
-                        .signal_wakeup(&self.host_fds, pid, tid, &wait, &mut shared_taken)
-                {
-                    self.unpark(vtid, &wait.kind);
-                    if let (WaitKind::Sleep { rem }, Some(deadline)) = (&wait.kind, wait.deadline) {
-                        let left = deadline.saturating_sub(self.sim.clock.now());
-                        if *rem != 0 {
-                            let _ = tracee::Process(pid).write_val(
-                                *rem,
-                                &crate::sim::vclock::Timespec::from_ns(left as i128),
-                            );
-                        }
-                    }
-                    self.sim
-                        .record(vtid, "interrupted", &[], &resume_label(&resume));
-                    self.sim.threads.get_mut(&vtid).expect("thread").state =
-                        ThreadState::Ready(resume);
-                }
-            }
+            let mem = tracee::Process(pid);
+            self.sim.wake_signalled(&self.host_fds, &mem, pid);
         }
     }
 

@@ -9,7 +9,7 @@ use crate::host::tracee::Memory;
 use crate::sim::host_probe::{HostProbe, SigStatus};
 use crate::sim::state::Sim;
 use crate::sim::vclock::Timespec;
-use crate::sim::world::{Resume, Wait, WaitKind};
+use crate::sim::world::{resume_label, Resume, ThreadState, Vtid, Wait, WaitKind};
 
 const SA_RESTART: u64 = 0x1000_0000;
 
@@ -148,6 +148,37 @@ impl Sim {
         Action::Park(wait)
     }
 
+    /// Wakes the parked threads of process `pid` (memory `mem`) that a
+    /// pending signal interrupts, in thread order: a process-directed
+    /// signal interrupts one thread, not all. An interrupted sleep learns
+    /// the time it had left.
+    pub(crate) fn wake_signalled(&mut self, host: &impl HostProbe, mem: &impl Memory, pid: i32) {
+        let parked: Vec<(Vtid, i32, Wait)> = self
+            .threads
+            .values()
+            .filter(|t| t.pid == pid)
+            .filter_map(|t| match &t.state {
+                ThreadState::Parked(w) => Some((t.vtid, t.tid, w.clone())),
+                _ => None,
+            })
+            .collect();
+        let mut shared_taken = 0u64;
+        for (vtid, tid, wait) in parked {
+            let Some(resume) = self.signal_wakeup(host, pid, tid, &wait, &mut shared_taken) else {
+                continue;
+            };
+            self.unpark(vtid, &wait.kind);
+            if let (WaitKind::Sleep { rem }, Some(deadline)) = (&wait.kind, wait.deadline) {
+                let left = deadline.saturating_sub(self.clock.now());
+                if *rem != 0 {
+                    let _ = mem.write_val(*rem, &Timespec::from_ns(left as i128));
+                }
+            }
+            self.record(vtid, "interrupted", &[], &resume_label(&resume));
+            self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(resume);
+        }
+    }
+
     /// How a thread in `wait` resumes given its pending signals, if it does.
     pub(crate) fn signal_wakeup(
         &self,
@@ -203,13 +234,13 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{call, parked, world, zeroed, FakeHost, PID};
+    use super::super::testing::{call, parked, world, zeroed, FakeHost, PID, VTID};
     use super::super::Action;
     use super::{bit, Kill};
     use crate::host::tracee::Memory;
     use crate::sim::host_probe::SigStatus;
     use crate::sim::vclock::{Timespec, NS};
-    use crate::sim::world::{Process, Resume, Wait, WaitKind};
+    use crate::sim::world::{Process, Resume, Thread, ThreadState, Wait, WaitKind};
 
     const SET: u64 = 0x1000;
     const SPEC: u64 = 0x1100;
@@ -331,5 +362,40 @@ mod tests {
         assert_eq!(kill(&mut sim, 300), Err(libc::EPERM), "outside");
         let reported = std::mem::take(&mut sim.diagnostics).into_list();
         assert_eq!(reported.len(), 1, "reported");
+    }
+
+    #[test]
+    fn a_process_directed_signal_interrupts_one_sleeper_which_learns_its_time_left() {
+        let mut sim = world();
+        let rem = SPEC;
+        let second = Thread::new(VTID + 1, PID, PID + 1, 2);
+        sim.threads.insert(VTID + 1, second);
+        let now = sim.clock.now();
+        for vtid in [VTID, VTID + 1] {
+            let wait = Wait {
+                kind: WaitKind::Sleep { rem },
+                deadline: Some(now + 5 * NS),
+                on_timeout: Resume::Return(0),
+                restartable: false,
+            };
+            sim.threads.get_mut(&vtid).unwrap().state = ThreadState::Parked(wait);
+        }
+        sim.clock.advance_to(now + 2 * NS);
+        let term = FakeHost::default().signals(SigStatus {
+            shared_pending: bit(libc::SIGTERM),
+            ..SigStatus::default()
+        });
+        let mem = zeroed(SPEC, 16);
+        sim.wake_signalled(&term, &mem, PID);
+        let eintr = -(libc::EINTR as i64);
+        assert!(matches!(
+            sim.threads[&VTID].state,
+            ThreadState::Ready(Resume::Return(e)) if e == eintr
+        ));
+        assert!(matches!(
+            sim.threads[&(VTID + 1)].state,
+            ThreadState::Parked(_)
+        ));
+        assert_eq!(mem.read_val::<Timespec>(rem).unwrap().to_ns(), Some(3 * NS));
     }
 }

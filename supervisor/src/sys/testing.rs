@@ -125,7 +125,7 @@ pub(super) fn add_disk(sim: &mut Sim, size: u64) -> TempDir {
 }
 
 /// The host as a handler test sets it up: the kinds and readiness of the
-/// test process's descriptors the kernel would own, and its thread's
+/// test process's descriptors the kernel would own, and its threads'
 /// signal words. A descriptor it was not told of does not exist.
 #[derive(Default)]
 pub(super) struct FakeHost {
@@ -136,7 +136,7 @@ pub(super) struct FakeHost {
     files: HashMap<i32, (u64, bool)>,
     /// Pairs of descriptors that are the same open file.
     same: Vec<(i32, i32)>,
-    /// The test thread's signal words.
+    /// The signal words of the test process's threads.
     signals: SigStatus,
     /// The ranges `forget` was told of.
     forgotten: RefCell<Vec<(i32, i32)>>,
@@ -172,7 +172,7 @@ impl FakeHost {
         self
     }
 
-    /// Sets the test thread's signal words.
+    /// Sets the signal words of the test process's threads.
     pub(super) fn signals(mut self, signals: SigStatus) -> FakeHost {
         self.signals = signals;
         self
@@ -220,7 +220,7 @@ impl HostProbe for FakeHost {
         (pid == PID).then(|| self.files.get(&fd).map(|f| f.1))?
     }
 
-    fn signals(&self, pid: i32, tid: i32) -> Option<SigStatus> {
-        (pid == PID && tid == PID).then_some(self.signals)
+    fn signals(&self, pid: i32, _tid: i32) -> Option<SigStatus> {
+        (pid == PID).then_some(self.signals)
     }
 }
