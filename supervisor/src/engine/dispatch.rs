@@ -69,9 +69,7 @@ impl Supervisor {
             _ => self.sim.handle(c, &self.host_fds, targs),
         }
     }
-}
 
-impl Supervisor {
     /// A read of a /proc file (see `Sim::is_proc_read`) runs on in place.
     /// True if `c` was one.
     fn proc_read_in_place(&mut self, c: &Call) -> bool {

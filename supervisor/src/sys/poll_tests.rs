@@ -227,3 +227,21 @@ fn the_wake_scans_wake_a_reader_whose_descriptor_became_ready() {
         ThreadState::Ready(Resume::Pass)
     ));
 }
+
+#[test]
+fn virtual_events_go_after_the_kernels_and_count_in_the_answer() {
+    let mem = zeroed(BUF, 0x100);
+    let events = [(libc::EPOLLIN as u32, 44u64)];
+    assert_eq!(super::append_epoll_events(&mem, 2, BUF, &events), 3);
+    let mut third = [0u8; 12];
+    mem.read_mem(BUF + 24, &mut third).unwrap();
+    assert_eq!(u64::from_ne_bytes(third[4..].try_into().unwrap()), 44);
+    let eintr = -(libc::EINTR as i64);
+    assert_eq!(super::append_epoll_events(&mem, eintr, BUF, &events), eintr);
+    let unmapped = BUF + 0x1000;
+    assert_eq!(
+        super::append_epoll_events(&mem, 0, unmapped, &events),
+        0,
+        "EFAULT: none added"
+    );
+}
