@@ -306,12 +306,6 @@ impl Supervisor {
     pub fn watch_history(&mut self, path: std::path::PathBuf) {
         self.sim.outputs.watch_path(path, "history");
     }
-
-    /// Process `pid`'s pidfd, through which faultline borrows its
-    /// descriptors (absent for a process that is gone).
-    pub(crate) fn pidfd(&self, pid: i32) -> Option<&std::os::fd::OwnedFd> {
-        self.host_fds.pidfd(pid)
-    }
 }
 
 /// Pins the calling thread (and so every tracee forked later) to one of the

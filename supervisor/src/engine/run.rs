@@ -198,7 +198,7 @@ impl Supervisor {
                 ..
             }) = &t.state
             {
-                if let Some(pidfd) = self.pidfd(t.pid) {
+                if let Some(pidfd) = self.host_fds.pidfd(t.pid) {
                     targets.extend(fds.iter().map(|&(fd, ev)| (pidfd, fd, ev)));
                 }
             }

@@ -71,6 +71,7 @@ impl Sim {
             }
         }
     }
+
     /// True if the kernel would not block a call on any of `fds` of process
     /// `pid` now: one is ready, invalid (the call fails at once), or — when
     /// `nonblocking_counts` — opened O_NONBLOCK.
