@@ -1,10 +1,11 @@
 //! The engine's entry to the syscall handlers: a seccomp stop becomes a
 //! `Call`, its family answers (on the simulation, with the host probes it
-//! needs), and the answer is recorded and applied to the thread.
+//! needs), the answer is recorded and applied to the thread, and what the
+//! call left for the engine (signals let go, failed disk calls) is acted on.
 
 use super::*;
 use crate::host::tracee::Regs;
-use crate::sys::{err, pass, table, Action, Call};
+use crate::sys::{table, Action, Call};
 
 impl Supervisor {
     /// Handles the seccomp stop of `vtid` with registers `regs`. Returns
@@ -23,8 +24,8 @@ impl Supervisor {
         self.release_signals(vtid, call.tid);
         let mut trace_args: Vec<i64> = Vec::new();
         let in_place = self.answers_in_place(&call);
-        let action = self.handle(&call, &mut trace_args);
-        self.log_failed_disk_calls();
+        let action = self.sim.handle(&call, &self.host_fds, &mut trace_args);
+        self.act_on_call_effects();
         if let (true, Action::Now(Resume::Return(v))) = (in_place, &action) {
             return_in_place(call.tid, regs, *v);
             return false;
@@ -49,24 +50,15 @@ impl Supervisor {
         true
     }
 
-    /// Answers `c`: signals the kernel is let to send are watched here,
-    /// every other call goes to its family on the simulation.
-    fn handle(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
-        match c.nr {
-            libc::SYS_kill
-            | libc::SYS_tkill
-            | libc::SYS_tgkill
-            | libc::SYS_rt_sigqueueinfo
-            | libc::SYS_rt_tgsigqueueinfo => match self.sim.sys_kill(c, targs) {
-                Ok(kill) => {
-                    for &pid in &kill.targets {
-                        self.signal_sent(pid, kill.sig);
-                    }
-                    pass()
-                }
-                Err(errno) => err(errno),
-            },
-            _ => self.sim.handle(c, &self.host_fds, targs),
+    /// Acts on what the call just handled left for the engine: the disk
+    /// calls vfs failed go to the fault log, and the targets of the signals
+    /// it let go are watched.
+    fn act_on_call_effects(&mut self) {
+        self.log_failed_disk_calls();
+        for kill in std::mem::take(&mut self.sim.signals_let_go) {
+            for pid in kill.targets {
+                self.signal_sent(pid, kill.sig);
+            }
         }
     }
 

@@ -62,6 +62,9 @@ pub struct Sim {
     pub(crate) outputs: crate::sim::output::OutputLog,
     /// Disk calls vfs failed since the engine last logged them.
     pub(crate) failed_disk_calls: Vec<crate::sim::diskstate::FailedDiskCall>,
+    /// Signals passed to the kernel since the engine last looked: it
+    /// watches their targets.
+    pub(crate) signals_let_go: Vec<crate::sys::Kill>,
 }
 
 impl Sim {
@@ -97,6 +100,7 @@ impl Sim {
             diagnostics: Diagnostics::default(),
             outputs: Default::default(),
             failed_disk_calls: Vec::new(),
+            signals_let_go: Vec::new(),
         }
     }
 

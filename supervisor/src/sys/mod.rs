@@ -34,6 +34,7 @@ pub(crate) mod timerfd;
 pub(crate) mod timers;
 
 pub(crate) use poll::append_epoll_events;
+pub use signal::Kill;
 
 use crate::host::fdprobe::FdKind;
 use crate::host::tracee::{Memory, Regs};
@@ -105,19 +106,19 @@ fn ret_timespec<M: Memory>(c: &Call<M>, addr: u64, ns: i128) -> Action {
 }
 
 /// Shorthand for an emulated error.
-pub(crate) fn err(errno: i32) -> Action {
+fn err(errno: i32) -> Action {
     ret(-(errno as i64))
 }
 
 /// Shorthand for letting the kernel run the call.
-pub(crate) fn pass() -> Action {
+fn pass() -> Action {
     Action::Now(Resume::Pass)
 }
 
 impl Sim {
     /// Answers call `c`: emulated, passed to the kernel, or parked, by its
-    /// family, with `host` for what only the host knows. Signals are sent
-    /// by the engine, which watches their targets.
+    /// family, with `host` for what only the host knows. What the engine
+    /// must act on is left in `signals_let_go` and `failed_disk_calls`.
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     pub(crate) fn handle(
         &mut self,
@@ -172,9 +173,7 @@ impl Sim {
             SYS_exit | SYS_exit_group => self.sys_exit(c, targs),
             SYS_wait4 | SYS_waitid => self.sys_wait(c),
             SYS_kill | SYS_tkill | SYS_tgkill | SYS_rt_sigqueueinfo | SYS_rt_tgsigqueueinfo => {
-                // Sending a signal changes which processes the engine waits
-                // for: it answers these itself (`sys_kill`).
-                unreachable!("signals are the engine's to send")
+                self.sys_kill(c, targs)
             }
             SYS_rt_sigaction => self.sys_sigaction(c),
             SYS_pause | SYS_rt_sigsuspend | SYS_rt_sigtimedwait => self.sys_sigwait(c, host),

@@ -31,8 +31,8 @@ impl SigStatus {
 
 /// A signal the kernel is let to send: the processes it goes to, which
 /// the engine watches for the threads it wakes (and, for SIGKILL, dies).
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Kill {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kill {
     /// The signal number.
     pub sig: i32,
     /// The host pids it goes to.
@@ -40,13 +40,10 @@ pub(crate) struct Kill {
 }
 
 impl Sim {
-    /// kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo: the signal
-    /// to let the kernel send, or the errno of a refused one (reported).
-    pub(crate) fn sys_kill(
-        &mut self,
-        c: &Call<impl Memory>,
-        targs: &mut Vec<i64>,
-    ) -> Result<Kill, i32> {
+    /// kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo: passed to
+    /// the kernel, and noted for the engine (`signals_let_go`), when every
+    /// target is inside the simulation; refused otherwise.
+    pub(super) fn sys_kill(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
         // Targets are ids as the program sees them (its PID namespace).
         let (target, sig) = match c.nr {
             libc::SYS_kill | libc::SYS_rt_sigqueueinfo => (c.a[0] as i32, c.a[1] as i32),
@@ -77,12 +74,15 @@ impl Sim {
             all.sort_unstable();
             all
         } else {
-            let why = "signals may only go to processes inside the simulation";
-            let _answer = self.unsupported(c, why, libc::EPERM);
-            return Err(libc::EPERM);
+            return self.unsupported(
+                c,
+                "signals may only go to processes inside the simulation",
+                libc::EPERM,
+            );
         };
         targs.extend(targets.iter().map(|p| self.procs[p].vpid as i64));
-        Ok(Kill { sig, targets })
+        self.signals_let_go.push(Kill { sig, targets });
+        super::pass()
     }
 
     fn ns_pid_of_tid(&self, caller: i32, ns_tid: i32) -> Option<i32> {
@@ -234,7 +234,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{call, parked, world, zeroed, FakeHost, PID, VTID};
+    use super::super::testing::{call, parked, returned, world, zeroed, FakeHost, PID, VTID};
     use super::super::Action;
     use super::{bit, Kill};
     use crate::host::tracee::Memory;
@@ -344,6 +344,7 @@ mod tests {
         };
         sim.procs.insert(200, child);
         sim.procs.insert(300, Process::new(300, host, 3, 3, 0));
+        // kill(target, SIGTERM): what it answers, and what it let go.
         let kill = |sim: &mut crate::sim::state::Sim, target: i32| {
             let term = libc::SIGTERM as u64;
             let c = call(
@@ -351,15 +352,20 @@ mod tests {
                 [target as u64, term, 0, 0, 0, 0],
                 zeroed(SET, 8),
             );
-            sim.sys_kill(&c, &mut vec![])
+            let answer = match sim.sys_kill(&c, &mut vec![]) {
+                Action::Now(Resume::Pass) => None,
+                refused => Some(returned(refused)),
+            };
+            (answer, std::mem::take(&mut sim.signals_let_go))
         };
-        let sent = |targets: Vec<i32>| Kill {
-            sig: libc::SIGTERM,
-            targets,
+        let sent = |targets: Vec<i32>| {
+            let sig = libc::SIGTERM;
+            (None, vec![Kill { sig, targets }])
         };
-        assert_eq!(kill(&mut sim, 2).ok(), Some(sent(vec![200])));
-        assert_eq!(kill(&mut sim, 0).ok(), Some(sent(vec![PID, 200])));
-        assert_eq!(kill(&mut sim, 300), Err(libc::EPERM), "outside");
+        assert_eq!(kill(&mut sim, 2), sent(vec![200]));
+        assert_eq!(kill(&mut sim, 0), sent(vec![PID, 200]));
+        let eperm = -(libc::EPERM as i64);
+        assert_eq!(kill(&mut sim, 300), (Some(eperm), vec![]), "outside");
         let reported = std::mem::take(&mut sim.diagnostics).into_list();
         assert_eq!(reported.len(), 1, "reported");
     }
