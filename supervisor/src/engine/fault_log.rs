@@ -127,36 +127,30 @@ impl FaultPaths {
 }
 
 impl Supervisor {
-    /// An fsync or write on disk `disk` that vfs failed with `errno`: the
-    /// fault log names the node, file and errno, and the call's trace event
-    /// (recorded right after its handler, so the next one) gets the path.
-    pub(crate) fn disk_error(&mut self, disk: usize, ino: vfs::Ino, call: &str, errno: vfs::Errno) {
-        let d = self.sim.disks.get(disk);
-        let path = d.disk.path_of(ino).map_or_else(
-            || "(unnamed file)".into(),
-            |p| d.visible.join(p).display().to_string(),
-        );
-        let node = d.node.clone();
-        let kind = if call.contains("sync") {
-            "fsync_error"
-        } else {
-            "write_error"
-        };
-        let detail = format!("{call} {path}: {}", errno.name());
-        self.sim.trace.note_paths(vec![path.clone()]);
-        self.fault_log.push(FaultRecord {
-            t: self.sim.clock.now(),
-            event: self.sim.trace.count() + 1,
-            kind: kind.into(),
-            node,
-            detail,
-            paths: FaultPaths {
-                path: Some(path),
-                errno: Some(errno.name()),
-                ..FaultPaths::default()
-            },
-            planned: None,
-        });
+    /// Logs the disk calls vfs failed during the call just handled; their
+    /// trace event is recorded right after, so it is the next one.
+    pub(crate) fn log_failed_disk_calls(&mut self) {
+        for failed in std::mem::take(&mut self.sim.failed_disk_calls) {
+            let kind = if failed.call.contains("sync") {
+                "fsync_error"
+            } else {
+                "write_error"
+            };
+            let errno = failed.errno.name();
+            self.fault_log.push(FaultRecord {
+                t: self.sim.clock.now(),
+                event: self.sim.trace.count() + 1,
+                kind: kind.into(),
+                node: failed.node,
+                detail: format!("{} {}: {errno}", failed.call, failed.path),
+                paths: FaultPaths {
+                    path: Some(failed.path),
+                    errno: Some(errno),
+                    ..FaultPaths::default()
+                },
+                planned: None,
+            });
+        }
     }
 
     /// Ties plan event `scheduled`, just applied, to the first record it

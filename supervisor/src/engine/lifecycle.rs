@@ -9,6 +9,7 @@ use crate::host::launch::{self, LaunchSpec};
 use crate::host::tracee;
 use crate::scenario::plan::{FaultEvent, Scheduled};
 use crate::sim::diskstate::NodeDisk;
+use crate::sim::host_probe::HostProbe;
 use crate::sim::world::*;
 use rand::Rng;
 use std::collections::BTreeMap;
@@ -21,8 +22,8 @@ impl Supervisor {
             return Err(launch::LaunchError::NoHost(host.to_string()));
         }
         if let Some((out, err)) = spec.output {
-            self.outputs.watch_fd(out, "stdout");
-            self.outputs.watch_fd(err, "stderr");
+            self.sim.outputs.watch_fd(out, "stdout");
+            self.sim.outputs.watch_fd(err, "stderr");
         }
         self.roots.push(Root {
             name: host.to_string(),
@@ -147,13 +148,13 @@ impl Supervisor {
         }
         let vpid = self.next_vpid;
         self.next_vpid += 1;
+        self.host_fds.open(pid);
         self.sim.procs.insert(
             pid,
             Process {
                 ns_pid: ns_id(pid, pid),
                 ns_root,
                 parent,
-                pidfd: fdprobe::pidfd_open(pid).ok(),
                 fds,
                 restart_mask,
                 name,
@@ -202,7 +203,7 @@ impl Supervisor {
     pub(crate) fn mark_dying(&mut self, vtid: Vtid) {
         if let Some(t) = self.sim.threads.get(&vtid) {
             if let ThreadState::Parked(w) = t.state.clone() {
-                self.unpark(vtid, &w.kind);
+                self.sim.unpark(vtid, &w.kind);
             }
         }
         if let Some(t) = self.sim.threads.get_mut(&vtid) {
@@ -217,7 +218,7 @@ impl Supervisor {
         };
         let th = self.remove_thread(vtid).expect("thread of tid");
         if let ThreadState::Parked(w) = &th.state {
-            self.unpark(vtid, &w.kind);
+            self.sim.unpark(vtid, &w.kind);
         }
         if th.tid != th.pid {
             // A non-leader thread: wake joiners the way the kernel's
@@ -249,6 +250,7 @@ impl Supervisor {
         let Some(p) = self.sim.procs.remove(&pid) else {
             return;
         };
+        self.host_fds.close(pid);
         // Its descriptors closed: a pipe's other end may now see EOF.
         self.sim.descriptors_changed();
         self.sim.cpu.process_gone(pid, p.parent);
@@ -452,17 +454,13 @@ impl Supervisor {
         let Some(p) = self.sim.procs.get_mut(&pid) else {
             return;
         };
-        p.held.clear();
+        self.host_fds.exec(pid);
         let old = std::mem::take(&mut p.fds);
         for (fd, kind) in old {
             if !matches!(kind, fdprobe::FdKind::Socket(_) | fdprobe::FdKind::Timer(_)) {
                 continue;
             }
-            let p = &self.sim.procs[&pid];
-            let open = p
-                .pidfd
-                .as_ref()
-                .is_some_and(|pf| fdprobe::classify(pf, fd).is_some());
+            let open = self.host_fds.classify(pid, fd).is_some();
             if open {
                 self.sim
                     .procs

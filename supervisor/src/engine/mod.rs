@@ -5,6 +5,7 @@
 
 mod clock_faults;
 pub mod clock_reads;
+mod dispatch;
 pub mod fault_log;
 mod faults;
 mod go_yields;
@@ -18,6 +19,7 @@ mod step;
 mod syscall_exit;
 mod waits;
 
+pub(crate) use dispatch::return_in_place;
 pub(crate) use signals::{signal_name, HOLD_ALL};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -142,6 +144,8 @@ pub struct Supervisor {
     pub(crate) cfg: Config,
     /// The simulated world the syscall handlers act on.
     pub(crate) sim: Sim,
+    /// The pidfds and kept descriptors that answer the handlers' host probes.
+    pub(crate) host_fds: crate::host::procfds::ProcFds,
     next_vtid: Vtid,
     next_vpid: u32,
     next_mm: u32,
@@ -169,8 +173,6 @@ pub struct Supervisor {
     /// Threads with a watchdog SIGSTOP still pending from a step that
     /// ended before it arrived.
     stale_stops: HashSet<i32>,
-    /// The nodes' captured output files, and when they were written.
-    pub(crate) outputs: crate::sim::output::OutputLog,
     pub(crate) exit_hook: Option<ExitHook>,
     /// A planned crash is killing a node: its deaths are not reported as errors.
     crashing: bool,
@@ -268,6 +270,7 @@ impl Supervisor {
         Supervisor {
             sim: Sim::new(cfg.seed, cfg.epoch_secs, cfg.cpus, cfg.schedule, trace, net),
             cfg,
+            host_fds: Default::default(),
             next_vtid: 1,
             next_vpid: 1,
             next_mm: 1,
@@ -285,7 +288,6 @@ impl Supervisor {
             watchdog,
             preemptions: 0,
             stale_stops: HashSet::new(),
-            outputs: crate::sim::output::OutputLog::default(),
             exit_hook: None,
             group_exit: None,
             waits: Default::default(),
@@ -300,13 +302,7 @@ impl Supervisor {
     /// Notes when the nodes write to the file at `path` (the workload's
     /// history), for the timeline.
     pub fn watch_history(&mut self, path: std::path::PathBuf) {
-        self.outputs.watch_path(path, "history");
-    }
-
-    /// Process `pid`'s pidfd, through which faultline borrows its
-    /// descriptors (absent for a process that is gone).
-    pub(crate) fn pidfd(&self, pid: i32) -> Option<&std::os::fd::OwnedFd> {
-        self.sim.procs.get(&pid)?.pidfd.as_ref()
+        self.sim.outputs.watch_path(path, "history");
     }
 }
 
@@ -329,16 +325,5 @@ fn pin_to_one_cpu() {
         libc::CPU_ZERO(&mut set);
         libc::CPU_SET(cpu, &mut set);
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
-}
-
-/// A short label of how a thread resumes, for the trace.
-pub fn resume_label(r: &Resume) -> String {
-    match r {
-        Resume::Return(v) => v.to_string(),
-        Resume::Continue => "continue".into(),
-        Resume::Restart => "restart".into(),
-        Resume::Pass | Resume::PassThenExit(..) => "pass".into(),
-        Resume::Signal(s) => format!("signal {s}"),
     }
 }

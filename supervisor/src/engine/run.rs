@@ -48,8 +48,9 @@ impl Supervisor {
             self.sim.fire_timerfds();
             self.check_signals();
             self.wake_due();
-            self.wake_ready_fds();
-            self.wake_net_waiters();
+            self.tell_descriptor_changes();
+            self.sim.wake_ready_fds(&self.host_fds);
+            self.sim.wake_net_waiters(&self.host_fds);
             let pick = match self.decide() {
                 Decision::Run(pick) => pick,
                 Decision::AdvanceTo(t) => {
@@ -80,7 +81,7 @@ impl Supervisor {
             messages: self.sim.net.net.drain_events(),
             probe_runs: self.probes.take_runs(),
             diagnostics: std::mem::take(&mut self.sim.diagnostics).into_list(),
-            output: std::mem::take(&mut self.outputs).into_marks(),
+            output: std::mem::take(&mut self.sim.outputs).into_marks(),
             ending,
             vtime: self.sim.clock.now(),
             events: self.sim.trace.count(),
@@ -160,9 +161,6 @@ impl Supervisor {
                 },
             }
             let (pid, sig) = (t.pid, t.sig);
-            if sig == libc::SIGKILL {
-                self.waits.doom(pid);
-            }
             if t.interval > 0 {
                 t.at = (t.at + t.interval).max(now + 1);
             }
@@ -170,7 +168,7 @@ impl Supervisor {
             self.sim
                 .trace
                 .record(now, 0, "signal_timer", &[vpid, sig as i64], "sent");
-            self.signal_checks.insert(pid);
+            self.signal_sent(pid, sig);
         }
         self.sim.signal_timers.retain(|t| t.at > now);
     }
@@ -183,7 +181,7 @@ impl Supervisor {
             let ThreadState::Parked(w) = self.sim.threads[&vtid].state.clone() else {
                 continue;
             };
-            self.unpark(vtid, &w.kind);
+            self.sim.unpark(vtid, &w.kind);
             self.sim
                 .record(vtid, "timeout", &[], &resume_label(&w.on_timeout));
             let t = self.sim.threads.get_mut(&vtid).expect("thread");
@@ -191,13 +189,6 @@ impl Supervisor {
                 t.restart_deadline = w.deadline;
             }
             t.state = ThreadState::Ready(w.on_timeout);
-        }
-    }
-
-    /// Removes a parked thread from the queue its wait kind keeps.
-    pub(crate) fn unpark(&mut self, vtid: Vtid, kind: &WaitKind) {
-        if let WaitKind::Futex { key, .. } = kind {
-            self.sim.sched.futex_cancel(*key, vtid);
         }
     }
 
@@ -211,7 +202,7 @@ impl Supervisor {
                 ..
             }) = &t.state
             {
-                if let Some(pidfd) = self.pidfd(t.pid) {
+                if let Some(pidfd) = self.host_fds.pidfd(t.pid) {
                     targets.extend(fds.iter().map(|&(fd, ev)| (pidfd, fd, ev)));
                 }
             }

@@ -8,6 +8,24 @@ use crate::host::tracee::Memory;
 use crate::sim::world::*;
 
 impl Supervisor {
+    /// The kernel is let to send signal `sig` to process `pid`: its parked
+    /// threads are checked at the next scheduling point, and a SIGKILL
+    /// dooms it.
+    pub(crate) fn signal_sent(&mut self, pid: i32, sig: i32) {
+        if sig == libc::SIGKILL {
+            self.waits.doom(pid);
+        }
+        self.signal_checks.insert(pid);
+    }
+
+    /// Wakes parked threads of processes that may have been sent a signal.
+    pub(crate) fn check_signals(&mut self) {
+        while let Some(pid) = self.signal_checks.pop_first() {
+            let mem = tracee::Process(pid);
+            self.sim.wake_signalled(&self.host_fds, &mem, pid);
+        }
+    }
+
     /// `vtid` of process `pid` spins on something another thread must do (a
     /// lock holder, the last sweeper of a Go GC), most likely one of its own
     /// process: it waits until each of those has had a step.

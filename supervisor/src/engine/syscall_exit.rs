@@ -3,7 +3,8 @@
 //! remembers new descriptors, completes results and puts back registers.
 
 use super::*;
-use crate::host::tracee;
+use crate::host::fdprobe::FdKind;
+use crate::host::tracee::{self, Regs};
 
 impl Supervisor {
     pub(super) fn on_syscall_exit(&mut self, vtid: Vtid) -> StepEnd {
@@ -21,10 +22,19 @@ impl Supervisor {
             }
             Some(ExitHook::Mark(kind)) => self.sim.fd_opened(pid, ret as i64, kind, false),
             Some(ExitHook::DupFd(kind)) => self.sim.fd_opened(pid, ret as i64, kind, true),
-            Some(ExitHook::NewSocket(opened)) => self.socket_opened(tid, pid, ret as i64, opened),
-            Some(ExitHook::NewNetlink(restore)) => self.netlink_opened(tid, pid, ret, &restore),
+            Some(ExitHook::NewSocket(opened)) => {
+                let mem = tracee::Process(pid);
+                self.sim.placeholder_opened(&mem, pid, ret as i64, &opened);
+                let _ = tracee::put_back_regs(tid, &opened.restore, ret);
+            }
+            Some(ExitHook::NewNetlink(restore)) => {
+                self.sim.fd_opened(pid, ret as i64, FdKind::Netlink, false);
+                let _ = tracee::put_back_regs(tid, &restore, ret);
+            }
             Some(ExitHook::NewTimerFd { clock, restore }) => {
-                self.timerfd_opened(tid, pid, ret as i64, clock, &restore)
+                self.sim
+                    .timerfd_opened(&self.host_fds, pid, ret as i64, clock);
+                let _ = tracee::put_back_regs(tid, &restore, ret);
             }
             Some(
                 hook @ (ExitHook::DiskOpen { .. }
@@ -44,7 +54,11 @@ impl Supervisor {
                 buf,
                 events,
                 restore,
-            }) => self.epoll_events_appended(tid, pid, ret as i64, buf, &events, &restore),
+            }) => {
+                let mem = tracee::Process(pid);
+                let total = crate::sys::append_epoll_events(&mem, ret as i64, buf, &events);
+                let _ = tracee::put_back_regs(tid, &restore, total as u64);
+            }
             Some(ExitHook::Stat { buf, layout, disk }) if ret == 0 => {
                 self.sim.stat_exit(&tracee::Process(pid), buf, layout, disk)
             }
@@ -58,10 +72,21 @@ impl Supervisor {
                 self.sim
                     .dirents_listed(&tracee::Process(pid), ret as usize, &listing)
             }
-            Some(ExitHook::ParkUnlessReaped(saved))
-                if self.wait_probed(vtid, tid, pid, ret, &saved) =>
-            {
-                return StepEnd::Done;
+            Some(ExitHook::ParkUnlessReaped(saved)) => {
+                if self
+                    .sim
+                    .wait_probed(&tracee::Process(pid), vtid, &saved, ret as i64)
+                {
+                    // Rewound to run again once a child exits.
+                    let rewound = Regs {
+                        rax: saved.orig_rax,
+                        rip: saved.rip - 2,
+                        ..*saved
+                    };
+                    let _ = tracee::set_regs(tid, &rewound);
+                    return StepEnd::Done;
+                }
+                let _ = tracee::put_back_regs(tid, &saved, ret);
             }
             _ => {}
         }

@@ -194,7 +194,7 @@ impl Supervisor {
             other => {
                 eprintln!(
                     "faultline: internal error: {} for a fast-path call of thread {vtid}",
-                    crate::engine::resume_label(&other)
+                    crate::sim::world::resume_label(&other)
                 );
                 (ch::REPLY_RETURN, -(libc::ENOSYS as i64))
             }
@@ -206,13 +206,6 @@ impl Supervisor {
         if let Some(chan) = &self.channel {
             chan.answer(req.slot, req.seq, reply, ret);
         }
-    }
-
-    /// The signal mask of a thread waiting on the channel (the library
-    /// blocks everything while it waits; this is the mask that counts).
-    pub(crate) fn channel_mask(&self, tid: i32) -> Option<u64> {
-        let vtid = self.sim.by_tid.get(&tid)?;
-        self.sim.threads.get(vtid)?.channel_wait.map(|r| r.mask)
     }
 
     /// Frees a departed thread's channel slot.
@@ -253,7 +246,7 @@ impl Supervisor {
                     .get_mut(&c.pid)
                     .expect("process")
                     .channel_user = true;
-                crate::sys::return_in_place(c.tid, c.regs, 0);
+                crate::engine::return_in_place(c.tid, c.regs, 0);
                 true
             }
             libc::SYS_read | libc::SYS_close | libc::SYS_fstat | libc::SYS_newfstatat

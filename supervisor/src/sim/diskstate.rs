@@ -21,6 +21,20 @@ pub struct NodeDisk {
     pub size: u64,
 }
 
+/// A call on a simulated disk that vfs failed (a planned fsync or write
+/// error), for the fault log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedDiskCall {
+    /// The node whose disk it is.
+    pub node: String,
+    /// The file's path as the program sees it.
+    pub path: String,
+    /// The call's name.
+    pub call: String,
+    /// The error it got.
+    pub errno: vfs::Errno,
+}
+
 /// Every node's disk, indexed by position.
 #[derive(Default)]
 pub struct Disks {

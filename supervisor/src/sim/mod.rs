@@ -4,6 +4,7 @@ pub mod cputime;
 pub mod diagnostics;
 pub mod diskstate;
 pub mod fileids;
+pub mod host_probe;
 pub mod machine;
 pub mod netlink;
 pub mod netstate;

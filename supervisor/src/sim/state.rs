@@ -2,9 +2,9 @@
 //! change (threads and processes, the virtual clock and CPU ledger, timers,
 //! the network and disks, file identities, the trace), apart from the host
 //! machinery that drives the tracees (ptrace waits, the watchdog, vDSO
-//! pages, breakpoints, the fast path's channel), which stays in
-//! `engine::Supervisor`. Handlers on `Sim` can be unit-tested with a fake
-//! tracee memory and no process.
+//! pages, breakpoints, the fast path's channel, the pidfds that answer
+//! `HostProbe`), which stays in `engine::Supervisor`. Handlers on `Sim` can
+//! be unit-tested with a fake tracee memory, a fake host and no process.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -58,6 +58,15 @@ pub struct Sim {
     pub(crate) signal_timers: Vec<SignalTimer>,
     /// What faultline reports besides the verdict.
     pub(crate) diagnostics: Diagnostics,
+    /// The nodes' captured output files, and when they were written.
+    pub(crate) outputs: crate::sim::output::OutputLog,
+    /// Disk calls vfs failed since the engine last logged them.
+    pub(crate) failed_disk_calls: Vec<crate::sim::diskstate::FailedDiskCall>,
+    /// Signals passed to the kernel since the engine last looked: it
+    /// watches their targets.
+    pub(crate) signals_let_go: Vec<crate::sys::Kill>,
+    /// Set by [`Sim::descriptors_changed`], taken by the engine.
+    pub(crate) descriptors_touched: bool,
 }
 
 impl Sim {
@@ -91,6 +100,10 @@ impl Sim {
             disks: Disks::default(),
             signal_timers: Vec::new(),
             diagnostics: Diagnostics::default(),
+            outputs: Default::default(),
+            failed_disk_calls: Vec::new(),
+            signals_let_go: Vec::new(),
+            descriptors_touched: false,
         }
     }
 
@@ -127,12 +140,11 @@ impl Sim {
 
     /// The kernel did something that may have made a host descriptor of any
     /// process ready (a call passed to it, a signal, an exec, a process's
-    /// end, a timerfd's counter written): the wake scans probe again
-    /// instead of trusting what they last found.
-    pub(crate) fn descriptors_changed(&self) {
-        for p in self.procs.values() {
-            p.held.changed();
-        }
+    /// end, a timerfd's counter written): the engine tells the host side
+    /// before the next probe, which then polls again instead of trusting
+    /// what it last found.
+    pub(crate) fn descriptors_changed(&mut self) {
+        self.descriptors_touched = true;
     }
 
     /// The process a thread belongs to.

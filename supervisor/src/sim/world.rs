@@ -3,7 +3,6 @@
 //! resumed, and what a parked thread waits for.
 
 use std::collections::BTreeMap;
-use std::os::fd::OwnedFd;
 
 use crate::host::fdprobe::FdKind;
 use crate::host::tracee::Regs;
@@ -339,10 +338,6 @@ pub struct Process {
     pub parent: Option<i32>,
     /// Address-space id: futex keys are (mm, address).
     pub mm: u32,
-    /// A pidfd, used to inspect descriptors without stopping anyone.
-    pub pidfd: Option<OwnedFd>,
-    /// Its descriptors that readiness probes keep borrowed.
-    pub held: crate::host::heldfds::HeldFds,
     /// What faultline knows about its descriptors (ordered: closing them
     /// at exit must happen in the same order every run).
     pub fds: BTreeMap<i32, FdKind>,
@@ -380,8 +375,6 @@ impl Process {
             vpid,
             parent: None,
             mm,
-            pidfd: None,
-            held: Default::default(),
             fds: BTreeMap::new(),
             restart_mask: 0,
             name: String::new(),
@@ -427,4 +420,15 @@ pub struct SignalTimer {
     pub interval: u64,
     /// Who armed it.
     pub owner: TimerOwner,
+}
+
+/// A short label of how a thread resumes, for the trace.
+pub fn resume_label(r: &Resume) -> String {
+    match r {
+        Resume::Return(v) => v.to_string(),
+        Resume::Continue => "continue".into(),
+        Resume::Restart => "restart".into(),
+        Resume::Pass | Resume::PassThenExit(..) => "pass".into(),
+        Resume::Signal(s) => format!("signal {s}"),
+    }
 }

@@ -6,10 +6,10 @@
 use std::path::PathBuf;
 
 use super::{err, pass, ret, table, Action, Call};
-use crate::engine::Supervisor;
 use crate::host::fdprobe::FdKind;
 use crate::host::tracee::Memory;
-use crate::sim::diskstate::normalize;
+use crate::sim::diskstate::{normalize, FailedDiskCall};
+use crate::sim::host_probe::HostProbe;
 use crate::sim::state::Sim;
 use crate::sim::world::{DiskOp, ExitHook, Resume};
 
@@ -191,10 +191,15 @@ impl Sim {
     }
 }
 
-impl Supervisor {
+impl Sim {
     /// Calls that may touch a disk; `None` if this one does not.
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
-    pub(super) fn sys_disk(&mut self, c: &Call, targs: &mut Vec<i64>) -> Option<Action> {
+    pub(super) fn sys_disk(
+        &mut self,
+        c: &Call<impl Memory>,
+        host: &impl HostProbe,
+        targs: &mut Vec<i64>,
+    ) -> Option<Action> {
         use libc::*;
         let path = |dirfd: i32, addr: u64| PathArg { dirfd, addr };
         let change = |disk: usize, op: DiskOp| {
@@ -219,20 +224,20 @@ impl Supervisor {
                     ),
                     _ => (path(c.a[0] as i32, c.a[1]), c.a[2] as i32),
                 };
-                let (disk, rel) = self.sim.disk_path(c, &p)?;
-                self.sim.note_disk_paths(disk, &[&rel]);
+                let (disk, rel) = self.disk_path(c, &p)?;
+                self.note_disk_paths(disk, &[&rel]);
                 Some(Action::Now(Resume::PassThenExit(
                     None,
                     ExitHook::DiskOpen { disk, rel, flags },
                 )))
             }
             SYS_write | SYS_writev | SYS_pwrite64 | SYS_pwritev | SYS_pwritev2 => {
-                let (disk, ino, append) = self.sim.disk_fd(c.pid, c.a[0] as i32)?;
-                Some(self.disk_write(c, disk, ino, append, targs))
+                let (disk, ino, append) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                Some(self.disk_write(c, host, disk, ino, append, targs))
             }
             SYS_fsync | SYS_fdatasync => {
-                let (disk, ino, _) = self.sim.disk_fd(c.pid, c.a[0] as i32)?;
-                let outcome = self.sim.disks.get_mut(disk).disk.on_fsync(ino);
+                let (disk, ino, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                let outcome = self.disks.get_mut(disk).disk.on_fsync(ino);
                 targs.push(c.a[0] as i64);
                 Some(match outcome {
                     Ok(Some(e)) => {
@@ -243,8 +248,8 @@ impl Supervisor {
                     Err(e) => {
                         // The durability model could not record the sync: the
                         // program must not believe its data is durable.
-                        let path = self.sim.disks.get(disk).disk.path_of(ino);
-                        self.sim.report_once(crate::sim::diagnostics::DiagKind::InternalError, format!(
+                        let path = self.disks.get(disk).disk.path_of(ino);
+                        self.report_once(crate::sim::diagnostics::DiagKind::InternalError, format!(
                             "internal error: fsync of {} on a simulated disk failed in faultline: {e}; answered EIO",
                             path.map_or_else(|| format!("inode {ino:?}"), |p| p.display().to_string())
                         ));
@@ -253,17 +258,17 @@ impl Supervisor {
                 })
             }
             SYS_ftruncate => {
-                let (disk, ino, _) = self.sim.disk_fd(c.pid, c.a[0] as i32)?;
+                let (disk, ino, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
                 Some(change(disk, DiskOp::Truncate(ino, c.a[1])))
             }
             SYS_fallocate if c.a[1] == 0 => {
-                let (disk, ino, _) = self.sim.disk_fd(c.pid, c.a[0] as i32)?;
-                Some(self.sparse_fallocate(c, disk, ino))
+                let (disk, ino, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                Some(self.sparse_fallocate(c, host, disk, ino))
             }
             SYS_truncate => {
-                let (disk, rel) = self.sim.disk_path(c, &path(AT_FDCWD, c.a[0]))?;
-                let ino = self.sim.disks.get(disk).disk.lookup(&rel).ok()?;
-                self.sim.note_disk_paths(disk, &[&rel]);
+                let (disk, rel) = self.disk_path(c, &path(AT_FDCWD, c.a[0]))?;
+                let ino = self.disks.get(disk).disk.lookup(&rel).ok()?;
+                self.note_disk_paths(disk, &[&rel]);
                 Some(change(disk, DiskOp::Truncate(ino, c.a[1])))
             }
             SYS_rename | SYS_renameat | SYS_renameat2 => {
@@ -272,16 +277,16 @@ impl Supervisor {
                 } else {
                     (path(c.a[0] as i32, c.a[1]), path(c.a[2] as i32, c.a[3]))
                 };
-                let (disk, from) = self.sim.disk_path(c, &from)?;
-                let (_, to) = self.sim.disk_path(c, &to)?;
+                let (disk, from) = self.disk_path(c, &from)?;
+                let (_, to) = self.disk_path(c, &to)?;
                 if c.nr == SYS_renameat2 && c.a[4] as u32 & !RENAME_NOREPLACE != 0 {
-                    return Some(self.sim.unsupported(
+                    return Some(self.unsupported(
                         c,
                         "on a data_dir, RENAME_EXCHANGE and RENAME_WHITEOUT are not modelled",
                         EINVAL,
                     ));
                 }
-                self.sim.note_disk_paths(disk, &[&from, &to]);
+                self.note_disk_paths(disk, &[&from, &to]);
                 Some(change(disk, DiskOp::Rename(from, to)))
             }
             SYS_unlink | SYS_unlinkat | SYS_rmdir => {
@@ -293,8 +298,8 @@ impl Supervisor {
                         c.a[2] as i32 & AT_REMOVEDIR != 0,
                     ),
                 };
-                let (disk, rel) = self.sim.disk_path(c, &p)?;
-                self.sim.note_disk_paths(disk, &[&rel]);
+                let (disk, rel) = self.disk_path(c, &p)?;
+                self.note_disk_paths(disk, &[&rel]);
                 Some(change(
                     disk,
                     if dir {
@@ -310,8 +315,8 @@ impl Supervisor {
                 } else {
                     path(c.a[0] as i32, c.a[1])
                 };
-                let (disk, rel) = self.sim.disk_path(c, &p)?;
-                self.sim.note_disk_paths(disk, &[&rel]);
+                let (disk, rel) = self.disk_path(c, &p)?;
+                self.note_disk_paths(disk, &[&rel]);
                 Some(change(disk, DiskOp::Mkdir(rel)))
             }
             SYS_mknod | SYS_mknodat => {
@@ -320,11 +325,11 @@ impl Supervisor {
                 } else {
                     (path(c.a[0] as i32, c.a[1]), c.a[2] as u32)
                 };
-                let (disk, rel) = self.sim.disk_path(c, &p)?;
-                self.sim.note_disk_paths(disk, &[&rel]);
+                let (disk, rel) = self.disk_path(c, &p)?;
+                self.note_disk_paths(disk, &[&rel]);
                 Some(match mode & S_IFMT {
                     0 | S_IFREG => change(disk, DiskOp::Create(rel)),
-                    _ => self.sim.unsupported(
+                    _ => self.unsupported(
                         c,
                         "on a data_dir, the disk model has only regular files and directories",
                         EPERM,
@@ -337,8 +342,8 @@ impl Supervisor {
                 } else {
                     path(c.a[1] as i32, c.a[2])
                 };
-                self.sim.disk_path(c, &p)?;
-                Some(self.sim.refuse_by_table(c))
+                self.disk_path(c, &p)?;
+                Some(self.refuse_by_table(c))
             }
             SYS_link | SYS_linkat => {
                 let (a, b) = if c.nr == SYS_link {
@@ -346,26 +351,26 @@ impl Supervisor {
                 } else {
                     (path(c.a[0] as i32, c.a[1]), path(c.a[2] as i32, c.a[3]))
                 };
-                let (disk, a) = self.sim.disk_path(c, &a)?;
-                let (_, b) = self.sim.disk_path(c, &b)?;
-                self.sim.note_disk_paths(disk, &[&a, &b]);
+                let (disk, a) = self.disk_path(c, &a)?;
+                let (_, b) = self.disk_path(c, &b)?;
+                self.note_disk_paths(disk, &[&a, &b]);
                 Some(change(disk, DiskOp::Link(a, b)))
             }
             SYS_sync => {
-                for d in self.sim.disks.all_mut() {
+                for d in self.disks.all_mut() {
                     d.disk.on_sync_all();
                 }
                 Some(pass())
             }
             SYS_syncfs => {
-                let (disk, _, _) = self.sim.disk_fd(c.pid, c.a[0] as i32)?;
-                self.sim.disks.get_mut(disk).disk.on_sync_all();
+                let (disk, _, _) = self.disk_fd(c.pid, c.a[0] as i32)?;
+                self.disks.get_mut(disk).disk.on_sync_all();
                 Some(pass())
             }
             SYS_dup | SYS_fcntl
                 if c.nr == SYS_dup || matches!(c.a[1] as i32, F_DUPFD | F_DUPFD_CLOEXEC) =>
             {
-                let (disk, ino, append) = self.sim.disk_fd(c.pid, c.a[0] as i32)?;
+                let (disk, ino, append) = self.disk_fd(c.pid, c.a[0] as i32)?;
                 Some(Action::Now(Resume::PassThenExit(
                     None,
                     ExitHook::DupFd(FdKind::Disk { disk, ino, append }),
@@ -380,14 +385,15 @@ impl Supervisor {
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     fn disk_write(
         &mut self,
-        c: &Call,
+        c: &Call<impl Memory>,
+        host: &impl HostProbe,
         disk: usize,
         ino: vfs::Ino,
         append: bool,
         targs: &mut Vec<i64>,
     ) -> Action {
         use libc::*;
-        if let Some(e) = self.sim.disks.get_mut(disk).disk.write_fault(ino) {
+        if let Some(e) = self.disks.get_mut(disk).disk.write_fault(ino) {
             self.disk_error(disk, ino, table::name(c.nr), e);
             return err(e.0);
         }
@@ -410,13 +416,11 @@ impl Supervisor {
         // with RWF_APPEND.
         let pwritev2_append = c.nr == SYS_pwritev2 && c.a[5] as i32 & RWF_APPEND != 0;
         let offset = match c.nr {
-            SYS_pwritev2 if pwritev2_append => {
-                self.sim.disks.get(disk).disk.file_len(ino).unwrap_or(0)
-            }
+            SYS_pwritev2 if pwritev2_append => self.disks.get(disk).disk.file_len(ino).unwrap_or(0),
             SYS_pwrite64 | SYS_pwritev => c.a[3],
             SYS_pwritev2 if c.a[3] as i64 != -1 => c.a[3],
-            _ if append => self.sim.disks.get(disk).disk.file_len(ino).unwrap_or(0),
-            _ => self.file_position(c.pid, c.a[0] as i32).unwrap_or(0),
+            _ if append => self.disks.get(disk).disk.file_len(ino).unwrap_or(0),
+            _ => host.position(c.pid, c.a[0] as i32).unwrap_or(0),
         };
         targs.extend([
             c.a[0] as i64,
@@ -442,16 +446,20 @@ impl Supervisor {
     /// would refuse (negative offset, zero length, overflow, a descriptor
     /// not open for writing) go to the real fallocate, so the program gets
     /// the kernel's own error.
-    fn sparse_fallocate(&self, c: &Call, disk: usize, ino: vfs::Ino) -> Action {
+    fn sparse_fallocate(
+        &self,
+        c: &Call<impl Memory>,
+        host: &impl HostProbe,
+        disk: usize,
+        ino: vfs::Ino,
+    ) -> Action {
         let (offset, len) = (c.a[2] as i64, c.a[3] as i64);
-        let writable = self
-            .pidfd(c.pid)
-            .and_then(|pidfd| crate::host::fdprobe::writable(pidfd, c.a[0] as i32));
+        let writable = host.writable(c.pid, c.a[0] as i32);
         let end = offset
             .checked_add(len)
             .filter(|_| offset >= 0 && len > 0 && writable == Some(true));
         let as_ftruncate = end.map(|end| {
-            let current = self.sim.disks.get(disk).disk.file_len(ino).unwrap_or(0);
+            let current = self.disks.get(disk).disk.file_len(ino).unwrap_or(0);
             let mut regs = c.regs;
             regs.orig_rax = libc::SYS_ftruncate as u64;
             regs.rsi = (end as u64).max(current);
@@ -468,18 +476,39 @@ impl Supervisor {
         ))
     }
 
-    /// The file offset of a tracee's descriptor (shared with a borrowed copy).
-    fn file_position(&self, pid: i32, fd: i32) -> Option<u64> {
-        crate::host::fdprobe::position(self.pidfd(pid)?, fd)
+    /// An fsync or write on disk `disk` that vfs failed with `errno`: the
+    /// call's trace event gets the path, and the engine's fault log a
+    /// record of it (`failed_disk_calls`).
+    fn disk_error(&mut self, disk: usize, ino: vfs::Ino, call: &str, errno: vfs::Errno) {
+        let d = self.disks.get(disk);
+        let path = d.disk.path_of(ino).map_or_else(
+            || "(unnamed file)".into(),
+            |p| d.visible.join(p).display().to_string(),
+        );
+        let node = d.node.clone();
+        self.trace.note_paths(vec![path.clone()]);
+        self.failed_disk_calls.push(FailedDiskCall {
+            node,
+            path,
+            call: call.to_string(),
+            errno,
+        });
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{add_disk, world, EPOCH_SECS, PID};
+    use super::super::testing::{
+        add_disk, call, returned, world, zeroed, FakeHost, TempDir, DISK_AT, EPOCH_SECS, PID,
+    };
+    use super::super::Action;
     use crate::host::fdprobe::FdKind;
+    use crate::host::tracee::Memory;
+    use crate::sim::diskstate::FailedDiskCall;
     use crate::sim::vclock::NS;
-    use crate::sim::world::{DiskOp, ExitHook};
+    use crate::sim::world::{DiskOp, ExitHook, Resume};
+
+    const BUF: u64 = 0x1000;
 
     /// Nanoseconds of REALTIME at virtual time `t`.
     fn realtime(t: u64) -> i128 {
@@ -559,5 +588,116 @@ mod tests {
         assert!(d.lookup("a").is_err());
         assert_eq!(d.lookup("b").unwrap(), ino);
         assert_eq!(sim.file_ids.on_disk(0, ino).time_ns, realtime(9));
+    }
+
+    /// `nr` on disk file descriptor 4 (a file "f" the program opened), with
+    /// the other arguments `rest` and ten bytes at `BUF`; the host shows
+    /// its position 7 and whether it is `writable`.
+    fn on_file(
+        sim: &mut crate::sim::state::Sim,
+        nr: i64,
+        rest: [u64; 5],
+        writable: bool,
+        targs: &mut Vec<i64>,
+    ) -> Action {
+        let mem = zeroed(BUF, 16);
+        mem.write_mem(BUF, b"0123456789").unwrap();
+        let [b, c_, d, e, f] = rest;
+        let mut c = call(nr, [4, b, c_, d, e, f], mem);
+        c.regs.orig_rax = nr as u64;
+        let host = FakeHost::default().file(4, 7, writable);
+        sim.sys_disk(&c, &host, targs).expect("a disk call")
+    }
+
+    /// A world whose process has file "f" of its disk open as descriptor 4.
+    fn with_file() -> (crate::sim::state::Sim, TempDir, vfs::Ino) {
+        let mut sim = world();
+        let root = add_disk(&mut sim, 1 << 20);
+        let ino = sim.disks.get_mut(0).disk.on_create("f").unwrap();
+        let file = FdKind::Disk {
+            disk: 0,
+            ino,
+            append: false,
+        };
+        sim.fd_opened(PID, 4, file, false);
+        (sim, root, ino)
+    }
+
+    #[test]
+    fn a_write_lands_at_the_descriptors_position_and_is_hashed() {
+        let (mut sim, _root, ino) = with_file();
+        let mut targs = vec![];
+        let action = on_file(
+            &mut sim,
+            libc::SYS_write,
+            [BUF, 10, 0, 0, 0],
+            true,
+            &mut targs,
+        );
+        let Action::Now(Resume::PassThenExit(
+            None,
+            ExitHook::DiskWrite {
+                ino: i,
+                offset,
+                data,
+                ..
+            },
+        )) = action
+        else {
+            panic!("not passed to record the write");
+        };
+        assert_eq!((i, offset, data.as_slice()), (ino, 7, &b"0123456789"[..]));
+        assert_eq!(targs[..2], [4, 10]);
+        assert_eq!(
+            targs[2],
+            crate::sim::trace::hash_bytes(b"0123456789") as i64
+        );
+    }
+
+    #[test]
+    fn a_planned_write_error_fails_the_write_and_is_logged_with_its_path() {
+        let (mut sim, _root, _) = with_file();
+        let eio = vfs::Errno(libc::EIO);
+        sim.disks.get_mut(0).disk.inject_write_error("", eio);
+        let action = on_file(
+            &mut sim,
+            libc::SYS_write,
+            [BUF, 10, 0, 0, 0],
+            true,
+            &mut vec![],
+        );
+        assert_eq!(returned(action), -(libc::EIO as i64));
+        let failed = std::mem::take(&mut sim.failed_disk_calls);
+        assert_eq!(
+            failed,
+            [FailedDiskCall {
+                node: "n1".into(),
+                path: format!("{DISK_AT}/f"),
+                call: "write".into(),
+                errno: eio,
+            }]
+        );
+    }
+
+    #[test]
+    fn fallocate_grows_the_file_sparsely_unless_the_kernel_must_refuse_it() {
+        let (mut sim, _root, ino) = with_file();
+        let grow = [0, 100, 50, 0, 0];
+        let action = on_file(&mut sim, libc::SYS_fallocate, grow, true, &mut vec![]);
+        let Action::Now(Resume::PassThenExit(Some(regs), ExitHook::DiskChange { op, restore, .. })) =
+            action
+        else {
+            panic!("not made an ftruncate");
+        };
+        assert_eq!((regs.orig_rax, regs.rsi), (libc::SYS_ftruncate as u64, 150));
+        assert!(matches!(op, DiskOp::Fallocate(i, 100, 50) if i == ino));
+        assert!(restore.is_some());
+        // Read-only: the real fallocate runs, for the kernel's EBADF.
+        let action = on_file(&mut sim, libc::SYS_fallocate, grow, false, &mut vec![]);
+        let Action::Now(Resume::PassThenExit(None, ExitHook::DiskChange { restore: None, .. })) =
+            action
+        else {
+            panic!("rewritten although the kernel refuses it");
+        };
     }
 }

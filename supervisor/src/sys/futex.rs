@@ -6,7 +6,7 @@ use super::{err, ret, Action, Call};
 use crate::host::tracee::Memory;
 use crate::sim::state::Sim;
 use crate::sim::vclock::Timespec;
-use crate::sim::world::{Resume, ThreadState, Wait, WaitKind};
+use crate::sim::world::{Resume, ThreadState, Vtid, Wait, WaitKind};
 
 const FUTEX_WAIT: i32 = 0;
 const FUTEX_WAKE: i32 = 1;
@@ -189,6 +189,14 @@ impl Sim {
             woken += self.futex_wake(key2, c.a[3] as u32 as usize, u32::MAX);
         }
         Ok(woken)
+    }
+
+    /// Removes parked thread `vtid` from the queue its wait kind keeps (a
+    /// futex's), when something other than a wake ends its wait.
+    pub(crate) fn unpark(&mut self, vtid: Vtid, kind: &WaitKind) {
+        if let WaitKind::Futex { key, .. } = kind {
+            self.sched.futex_cancel(*key, vtid);
+        }
     }
 }
 

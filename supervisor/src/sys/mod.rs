@@ -1,5 +1,8 @@
-//! Syscall dispatch: each trapped call is emulated, passed to the kernel, or
-//! parked. Handlers live in one module per family of calls.
+//! The syscall handlers, on the simulation (`Sim`): each trapped call is
+//! emulated, passed to the kernel, or parked. Handlers live in one module
+//! per family of calls; what only the host can tell them (descriptors the
+//! kernel owns, pending signals) comes through `HostProbe`, and the
+//! engine's `dispatch` builds the `Call` and applies the answer.
 
 pub mod table;
 #[cfg(test)]
@@ -30,14 +33,15 @@ mod time;
 mod timerfd;
 pub(crate) mod timers;
 
-pub(crate) use poll::{epoll_event_offset, write_epoll_events};
+pub(crate) use poll::append_epoll_events;
+pub use signal::Kill;
 
-use crate::engine::{resume_label, Supervisor};
 use crate::host::fdprobe::FdKind;
 use crate::host::tracee::{Memory, Regs};
+use crate::sim::host_probe::HostProbe;
 use crate::sim::state::Sim;
 use crate::sim::vclock::Timespec;
-use crate::sim::world::{Resume, ThreadState, Vtid, Wait};
+use crate::sim::world::{Resume, Vtid, Wait};
 
 /// A trapped call as the handlers see it. `M` is the caller's address
 /// space: the process itself, or a fake one in a handler's unit test.
@@ -59,6 +63,20 @@ pub struct Call<M: Memory = crate::host::tracee::Process> {
 }
 
 impl<M: Memory> Call<M> {
+    /// The call thread `vtid` (host thread `tid` of process `pid`) is
+    /// stopped at: its number and arguments are in `regs`.
+    pub fn at_stop(vtid: Vtid, tid: i32, pid: i32, regs: Regs, mem: M) -> Call<M> {
+        Call {
+            vtid,
+            tid,
+            pid,
+            nr: regs.orig_rax as i64,
+            a: [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9],
+            regs,
+            mem,
+        }
+    }
+
     /// The caller's address space: the only way handlers touch its memory.
     pub fn mem(&self) -> &M {
         &self.mem
@@ -97,162 +115,117 @@ fn pass() -> Action {
     Action::Now(Resume::Pass)
 }
 
-impl Supervisor {
-    /// Handles the seccomp stop of `vtid` with registers `regs`. Returns
-    /// false if the call was answered in place and the thread runs on (the
-    /// step goes on), true if the thread reached a scheduling point.
-    pub(crate) fn dispatch(&mut self, vtid: Vtid, regs: Regs) -> bool {
-        let th = &self.sim.threads[&vtid];
-        let call = Call {
-            vtid,
-            tid: th.tid,
-            pid: th.pid,
-            nr: regs.orig_rax as i64,
-            a: [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9],
-            regs,
-            mem: crate::host::tracee::Process(th.pid),
-        };
-        // Not the program's own calls, or not the same number of them on
-        // every path: they pass without a trace event, and without giving
-        // back signals held since a preemption.
-        if self.library_call(&call) || self.proc_read_in_place(&call) {
-            return false;
-        }
-        self.release_signals(vtid, call.tid);
-        let mut trace_args: Vec<i64> = Vec::new();
-        let in_place = self.answers_in_place(&call);
-        let action = self.handle(&call, &mut trace_args);
-        if let (true, Action::Now(Resume::Return(v))) = (in_place, &action) {
-            return_in_place(call.tid, regs, *v);
-            return false;
-        }
-        // A re-executed call's deadline is for that call only.
-        self.sim
-            .threads
-            .get_mut(&vtid)
-            .expect("thread")
-            .restart_deadline = None;
-        let label = match &action {
-            Action::Now(r) => resume_label(r),
-            Action::Park(_) => "park".to_string(),
-        };
-        self.sim
-            .record(vtid, table::name(call.nr), &trace_args, &label);
-        let state = match action {
-            Action::Now(r) => ThreadState::Ready(r),
-            Action::Park(w) => ThreadState::Parked(w),
-        };
-        self.sim.threads.get_mut(&vtid).expect("thread").state = state;
-        true
-    }
-
+impl Sim {
+    /// Answers call `c`: emulated, passed to the kernel, or parked, by its
+    /// family, with `host` for what only the host knows. What the engine
+    /// must act on is left in `signals_let_go` and `failed_disk_calls`.
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
-    fn handle(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(crate) fn handle(
+        &mut self,
+        c: &Call<impl Memory>,
+        host: &impl HostProbe,
+        targs: &mut Vec<i64>,
+    ) -> Action {
         use libc::*;
         // The object a descriptor call acts on, looked up once: its family
         // answers. Other calls go by number.
         match self.fd_object(c) {
-            Some(FdKind::Socket(vs)) => return self.sim.sys_vsock(c, vs, targs),
-            Some(FdKind::Netlink) => return self.sim.sys_netlink(c),
-            Some(FdKind::Timer(id)) => return self.sys_on_timerfd(c, id, targs),
+            Some(FdKind::Socket(vs)) => return self.sys_vsock(c, vs, targs),
+            Some(FdKind::Netlink) => return self.sys_netlink(c),
+            Some(FdKind::Timer(id)) => return self.sys_on_timerfd(c, host, id, targs),
             _ => {}
         }
-        if let Some(action) = self.sys_disk(c, targs) {
+        if let Some(action) = self.sys_disk(c, host, targs) {
             return action;
         }
         match c.nr {
             SYS_clock_gettime if crate::sim::vclock::is_cpu_clock(c.a[0] as i32) => {
-                self.sim.sys_cpu_clock(c, targs)
+                self.sys_cpu_clock(c, targs)
             }
-            SYS_clock_gettime | SYS_gettimeofday | SYS_time => self.sim.sys_clock_read(c, targs),
-            SYS_getrusage => self.sim.sys_getrusage(c, targs),
-            SYS_times => self.sim.sys_times(c, targs),
-            SYS_sysinfo => self.sim.sys_sysinfo(c, targs),
-            SYS_statfs | SYS_fstatfs => self.sim.sys_statfs(c, targs),
-            SYS_getitimer => self.sim.sys_getitimer(c, targs),
-            SYS_clock_getres => self.sim.sys_clock_getres(c, targs),
+            SYS_clock_gettime | SYS_gettimeofday | SYS_time => self.sys_clock_read(c, targs),
+            SYS_getrusage => self.sys_getrusage(c, targs),
+            SYS_times => self.sys_times(c, targs),
+            SYS_sysinfo => self.sys_sysinfo(c, targs),
+            SYS_statfs | SYS_fstatfs => self.sys_statfs(c, targs),
+            SYS_getitimer => self.sys_getitimer(c, targs),
+            SYS_clock_getres => self.sys_clock_getres(c, targs),
             SYS_stat | SYS_fstat | SYS_lstat | SYS_newfstatat | SYS_statx => {
-                self.sim.sys_stat(c, targs)
+                self.sys_stat(c, targs)
             }
-            SYS_getdents | SYS_getdents64 => self.sim.sys_getdents(c, targs),
-            SYS_getrlimit | SYS_setrlimit | SYS_prlimit64 => self.sim.sys_rlimit(c, targs),
-            SYS_readlink | SYS_readlinkat => self.sim.sys_readlink(c, targs),
-            SYS_nanosleep | SYS_clock_nanosleep => self.sim.sys_sleep(c, targs),
+            SYS_getdents | SYS_getdents64 => self.sys_getdents(c, targs),
+            SYS_getrlimit | SYS_setrlimit | SYS_prlimit64 => self.sys_rlimit(c, targs),
+            SYS_readlink | SYS_readlinkat => self.sys_readlink(c, targs),
+            SYS_nanosleep | SYS_clock_nanosleep => self.sys_sleep(c, targs),
             SYS_sched_yield => ret(0),
-            SYS_futex => self.sim.sys_futex(c, targs),
-            SYS_sched_getaffinity => self.sim.sys_getaffinity(c),
-            SYS_getcpu => self.sim.sys_getcpu(c),
-            SYS_getrandom => self.sim.sys_getrandom(c, targs),
+            SYS_futex => self.sys_futex(c, targs),
+            SYS_sched_getaffinity => self.sys_getaffinity(c),
+            SYS_getcpu => self.sys_getcpu(c),
+            SYS_getrandom => self.sys_getrandom(c, targs),
             SYS_uname => Action::Now(Resume::PassThenExit(
                 None,
                 crate::sim::world::ExitHook::PatchUname(c.a[0]),
             )),
             SYS_set_tid_address => {
-                self.sim.threads.get_mut(&c.vtid).expect("thread").clear_tid = c.a[0];
+                self.threads.get_mut(&c.vtid).expect("thread").clear_tid = c.a[0];
                 pass()
             }
-            SYS_clone | SYS_clone3 | SYS_fork | SYS_vfork => self.sim.sys_clone(c, targs),
-            SYS_exit | SYS_exit_group => self.sim.sys_exit(c, targs),
-            SYS_wait4 | SYS_waitid => self.sim.sys_wait(c),
+            SYS_clone | SYS_clone3 | SYS_fork | SYS_vfork => self.sys_clone(c, targs),
+            SYS_exit | SYS_exit_group => self.sys_exit(c, targs),
+            SYS_wait4 | SYS_waitid => self.sys_wait(c),
             SYS_kill | SYS_tkill | SYS_tgkill | SYS_rt_sigqueueinfo | SYS_rt_tgsigqueueinfo => {
                 self.sys_kill(c, targs)
             }
             SYS_rt_sigaction => self.sys_sigaction(c),
-            SYS_pause | SYS_rt_sigsuspend | SYS_rt_sigtimedwait => self.sys_sigwait(c),
+            SYS_pause | SYS_rt_sigsuspend | SYS_rt_sigtimedwait => self.sys_sigwait(c, host),
             SYS_open | SYS_openat | SYS_openat2 => self.sys_open(c),
-            SYS_close | SYS_close_range | SYS_dup2 | SYS_dup3 => self.sys_close(c, targs),
+            SYS_close | SYS_close_range | SYS_dup2 | SYS_dup3 => self.sys_close(c, host, targs),
             SYS_read | SYS_readv | SYS_recvfrom | SYS_recvmsg | SYS_accept | SYS_accept4 => {
-                self.sys_read(c, targs)
+                self.sys_read(c, host, targs)
             }
             SYS_write | SYS_writev | SYS_sendto | SYS_sendmsg => self.sys_write(c, targs),
             SYS_socket => self.sys_socket(c, targs),
             SYS_bind | SYS_listen | SYS_connect | SYS_getsockname | SYS_getpeername
             | SYS_setsockopt | SYS_getsockopt | SYS_shutdown | SYS_sendmmsg | SYS_recvmmsg
             | SYS_fcntl | SYS_ioctl | SYS_dup => pass(),
-            SYS_fsync | SYS_fdatasync | SYS_syncfs => self.sys_host_sync(c),
+            SYS_fsync | SYS_fdatasync | SYS_syncfs => self.sys_host_sync(c, host),
             SYS_sync => ret(0),
             SYS_creat | SYS_pwrite64 | SYS_pwritev | SYS_ftruncate | SYS_truncate
             | SYS_fallocate | SYS_rename | SYS_renameat | SYS_renameat2 | SYS_unlink
             | SYS_unlinkat | SYS_rmdir | SYS_mkdir | SYS_mkdirat | SYS_link | SYS_linkat => pass(),
-            SYS_poll | SYS_ppoll | SYS_select | SYS_pselect6 => self.sys_poll(c, targs),
-            SYS_epoll_wait | SYS_epoll_pwait | SYS_epoll_pwait2 => self.sys_epoll_wait(c, targs),
-            SYS_epoll_ctl => self.sys_epoll_ctl(c, targs),
+            SYS_poll | SYS_ppoll | SYS_select | SYS_pselect6 => self.sys_poll(c, host, targs),
+            SYS_epoll_wait | SYS_epoll_pwait | SYS_epoll_pwait2 => {
+                self.sys_epoll_wait(c, host, targs)
+            }
+            SYS_epoll_ctl => self.sys_epoll_ctl(c, host, targs),
             SYS_rseq | SYS_futex_waitv => err(ENOSYS),
-            SYS_alarm | SYS_setitimer => self.sim.sys_real_timer(c, targs),
+            SYS_alarm | SYS_setitimer => self.sys_real_timer(c, targs),
             SYS_timer_create | SYS_timer_settime | SYS_timer_gettime | SYS_timer_getoverrun
-            | SYS_timer_delete => self.sim.sys_posix_timer(c, targs),
+            | SYS_timer_delete => self.sys_posix_timer(c, targs),
             SYS_timerfd_create | SYS_timerfd_settime | SYS_timerfd_gettime => {
-                self.sim.sys_timerfd(c, targs)
+                self.sys_timerfd(c, host, targs)
             }
             SYS_sendfile | SYS_copy_file_range | SYS_splice | SYS_tee | SYS_vmsplice
-            | SYS_preadv2 | SYS_pwritev2 => self.sim.sys_guarded(c),
+            | SYS_preadv2 | SYS_pwritev2 => self.sys_guarded(c),
             // Off the simulated disks (sys_disk answered those on one).
             SYS_symlink | SYS_symlinkat | SYS_mknod | SYS_mknodat => pass(),
-            _ if table::support(c.nr) == table::Support::Reported => {
-                self.sim.sys_host_state(c, targs)
-            }
-            _ => self.sim.refuse_by_table(c),
+            _ if table::support(c.nr) == table::Support::Reported => self.sys_host_state(c, targs),
+            _ => self.refuse_by_table(c),
         }
     }
 
     /// What faultline knows of the descriptor a socket-style call (fd in
     /// the first argument) is made on. close/dup2/dup3 are handled with the
     /// descriptor cache instead.
-    fn fd_object(&self, c: &Call) -> Option<FdKind> {
+    fn fd_object(&self, c: &Call<impl Memory>) -> Option<FdKind> {
         if !self.fd_call_on_vsock_kind(c) {
             return None;
         }
-        self.sim
-            .procs
-            .get(&c.pid)?
-            .fds
-            .get(&(c.a[0] as i32))
-            .cloned()
+        self.procs.get(&c.pid)?.fds.get(&(c.a[0] as i32)).cloned()
     }
 
     /// Whether the call takes a socket descriptor in its first argument.
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
-    fn fd_call_on_vsock_kind(&self, c: &Call) -> bool {
+    fn fd_call_on_vsock_kind(&self, c: &Call<impl Memory>) -> bool {
         use libc::*;
         matches!(
             c.nr,
@@ -281,9 +254,7 @@ impl Supervisor {
                 | SYS_dup
         )
     }
-}
 
-impl Sim {
     /// Fails a call the sandbox does not model, with one report line per kind.
     pub(crate) fn unsupported(&mut self, c: &Call<impl Memory>, why: &str, errno: i32) -> Action {
         let name = self.proc_of(c.vtid).name.clone();
@@ -297,16 +268,6 @@ impl Sim {
             ),
         );
         err(errno)
-    }
-}
-
-/// Skips the call `tid` is stopped at, makes it return `v`, and lets the
-/// thread run on: a call answered without a scheduling point.
-pub(crate) fn return_in_place(tid: i32, mut regs: Regs, v: i64) {
-    regs.orig_rax = u64::MAX;
-    regs.rax = v as u64;
-    if crate::host::tracee::set_regs(tid, &regs).is_ok() {
-        let _ = crate::host::tracee::cont(tid, 0);
     }
 }
 

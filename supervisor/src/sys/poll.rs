@@ -1,22 +1,19 @@
 //! Readiness: poll, ppoll, select, pselect6, epoll_wait, epoll_pwait, epoll_pwait2 and
 //! epoll_ctl. Readiness is decided by the supervisor: real descriptors are
-//! probed (pidfd_getfd + poll(0)), virtual sockets asked of vnet. The kernel
+//! probed through the host (`HostProbe`: pidfd_getfd + poll(0)), virtual
+//! sockets asked of vnet. The kernel
 //! only ever runs these calls with a zero timeout; a caller that would wait
 //! is parked, and its call re-executed when something may be ready or its
 //! deadline has passed (the deadline survives the re-execution). The wake
 //! scans that re-run parked readiness waits live here too.
 
 use super::{err, ret, Action, Call};
-use crate::engine::resume_label;
-use crate::engine::Supervisor;
-use crate::host::fdprobe;
-use crate::host::heldfds::HeldFds;
-use crate::host::tracee::Memory;
-use crate::host::tracee::{self, Regs};
+use crate::host::tracee::{Memory, Regs};
+use crate::sim::host_probe::HostProbe;
 use crate::sim::netstate::event_bits;
+use crate::sim::state::Sim;
 use crate::sim::vclock::Timespec;
-use crate::sim::world::{ExitHook, Resume, ThreadState, Vtid, Wait, WaitKind};
-use std::os::fd::OwnedFd;
+use crate::sim::world::{resume_label, ExitHook, Resume, ThreadState, Vtid, Wait, WaitKind};
 
 /// Where a call keeps its timeout.
 enum Timeout {
@@ -40,12 +37,11 @@ struct Entry {
     events: i16,
 }
 
-impl Supervisor {
+impl Sim {
     /// Wakes threads waiting on network readiness whose condition may hold;
     /// their calls re-execute and decide for themselves.
-    pub(crate) fn wake_net_waiters(&mut self) {
+    pub(crate) fn wake_net_waiters(&mut self, host: &impl HostProbe) {
         let waiting: Vec<(Vtid, i32, Wait)> = self
-            .sim
             .threads
             .values()
             .filter_map(|t| match &t.state {
@@ -61,46 +57,46 @@ impl Supervisor {
             };
             // Resolved now: the registrations may have arrived through a dup
             // of the descriptor after the thread parked.
-            let epoll = epoll.map(|(p, fd)| self.epoll_key(p, fd));
-            let ready = (!real.is_empty() && self.fds_ready(pid, real, false))
+            let epoll = epoll.map(|(p, fd)| self.epoll_key(host, p, fd));
+            let ready = (!real.is_empty() && self.fds_ready(host, pid, real, false))
                 || virt.iter().any(|&(vs, mask)| {
-                    crate::sim::netstate::event_bits(self.sim.net.readiness(vs)) & (mask | 0x18)
-                        != 0
+                    crate::sim::netstate::event_bits(self.net.readiness(vs)) & (mask | 0x18) != 0
                 })
-                || epoll.is_some_and(|key| !self.sim.net.epoll_ready(key, 1, false).is_empty());
+                || epoll.is_some_and(|key| !self.net.epoll_ready(key, 1, false).is_empty());
             if ready {
-                self.sim.record(vtid, "ready", &[], "restart");
-                let t = self.sim.threads.get_mut(&vtid).expect("thread");
+                self.record(vtid, "ready", &[], "restart");
+                let t = self.threads.get_mut(&vtid).expect("thread");
                 t.restart_deadline = wait.deadline;
                 t.state = ThreadState::Ready(Resume::Restart);
             }
         }
     }
+
     /// True if the kernel would not block a call on any of `fds` of process
     /// `pid` now: one is ready, invalid (the call fails at once), or — when
     /// `nonblocking_counts` — opened O_NONBLOCK.
-    pub(crate) fn fds_ready(&self, pid: i32, fds: &[(i32, i16)], nonblocking_counts: bool) -> bool {
-        let Some((pidfd, held)) = self.probe_handles(pid) else {
-            return true;
-        };
+    pub(super) fn fds_ready(
+        &self,
+        host: &impl HostProbe,
+        pid: i32,
+        fds: &[(i32, i16)],
+        nonblocking_counts: bool,
+    ) -> bool {
+        // Nothing can be probed of a process without a pidfd: the kernel
+        // answers.
         fds.iter().any(|&(fd, ev)| {
-            if nonblocking_counts {
-                fdprobe::would_not_block(pidfd, held, fd, ev).unwrap_or(true)
+            let ready = if nonblocking_counts {
+                host.would_not_block(pid, fd, ev)
             } else {
-                fdprobe::revents(pidfd, held, fd, ev).is_none_or(|r| r != 0)
-            }
+                host.revents(pid, fd, ev).map(|r| r.map(|r| r != 0))
+            };
+            ready.map_or(true, |r| r.unwrap_or(true))
         })
-    }
-    /// What probing `pid`'s descriptors takes: its pidfd and kept copies.
-    fn probe_handles(&self, pid: i32) -> Option<(&OwnedFd, &HeldFds)> {
-        let p = self.sim.procs.get(&pid)?;
-        Some((p.pidfd.as_ref()?, &p.held))
     }
 
     /// Wakes threads parked on descriptors that have become ready.
-    pub(crate) fn wake_ready_fds(&mut self) {
+    pub(crate) fn wake_ready_fds(&mut self, host: &impl HostProbe) {
         let waiting: Vec<(Vtid, i32, WaitKind)> = self
-            .sim
             .threads
             .values()
             .filter_map(|t| match &t.state {
@@ -114,18 +110,21 @@ impl Supervisor {
             let WaitKind::Fds { fds, on_ready } = kind else {
                 continue;
             };
-            if self.fds_ready(pid, &fds, false) {
-                self.sim
-                    .record(vtid, "ready", &[], &resume_label(&on_ready));
-                self.sim.threads.get_mut(&vtid).expect("thread").state =
-                    ThreadState::Ready(on_ready);
+            if self.fds_ready(host, pid, &fds, false) {
+                self.record(vtid, "ready", &[], &resume_label(&on_ready));
+                self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(on_ready);
             }
         }
     }
 
     /// poll, ppoll, select, pselect6.
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
-    pub(super) fn sys_poll(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_poll(
+        &mut self,
+        c: &Call<impl Memory>,
+        host: &impl HostProbe,
+        targs: &mut Vec<i64>,
+    ) -> Action {
         use libc::*;
         let (timeout, entries, is_select) = match c.nr {
             SYS_poll => (Timeout::Millis(2), self.pollfds(c), false),
@@ -138,27 +137,29 @@ impl Supervisor {
             Ok(d) => d,
             Err(e) => return err(e),
         };
-        let expired = deadline.is_some_and(|d| d <= self.sim.clock.now());
+        let expired = deadline.is_some_and(|d| d <= self.clock.now());
         let virt: Vec<(crate::sim::netstate::VsId, u32)> = entries
             .iter()
             .filter_map(|e| {
-                self.sim
-                    .vsock(c.pid, e.fd)
+                self.vsock(c.pid, e.fd)
                     .map(|vs| (vs, e.events as u16 as u32))
             })
             .collect();
         let real: Vec<(i32, i16)> = entries
             .iter()
-            .filter(|e| self.sim.vsock(c.pid, e.fd).is_none())
+            .filter(|e| self.vsock(c.pid, e.fd).is_none())
             .map(|e| (e.fd, e.events))
             .collect();
         if virt.is_empty() {
             // Only real descriptors: the kernel answers, with a zero timeout.
-            if expired || self.fds_ready(c.pid, &real, false) {
+            if expired || self.fds_ready(host, c.pid, &real, false) {
                 return self.zero_timeout_pass(c, &timeout, None);
             }
         } else {
-            let revents: Vec<i16> = entries.iter().map(|e| self.revents(c.pid, e)).collect();
+            let revents: Vec<i16> = entries
+                .iter()
+                .map(|e| self.revents(host, c.pid, e))
+                .collect();
             let ready = revents.iter().filter(|&&r| r != 0).count();
             if ready > 0 || expired {
                 let written = if is_select {
@@ -176,7 +177,12 @@ impl Supervisor {
     }
 
     /// epoll_wait, epoll_pwait, epoll_pwait2.
-    pub(super) fn sys_epoll_wait(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_epoll_wait(
+        &mut self,
+        c: &Call<impl Memory>,
+        host: &impl HostProbe,
+        targs: &mut Vec<i64>,
+    ) -> Action {
         let timeout = if c.nr == libc::SYS_epoll_pwait2 {
             Timeout::Timespec(3)
         } else {
@@ -191,22 +197,22 @@ impl Supervisor {
             Ok(d) => d,
             Err(e) => return err(e),
         };
-        let expired = deadline.is_some_and(|d| d <= self.sim.clock.now());
-        let key = self.epoll_key(c.pid, epfd);
-        let real_ready = self.fds_ready(c.pid, &[(epfd, libc::POLLIN)], false);
-        let has_virtual = self.sim.net.has_epoll(key);
+        let expired = deadline.is_some_and(|d| d <= self.clock.now());
+        let key = self.epoll_key(host, c.pid, epfd);
+        let real_ready = self.fds_ready(host, c.pid, &[(epfd, libc::POLLIN)], false);
+        let has_virtual = self.net.has_epoll(key);
         if !has_virtual && (real_ready || expired) {
             return self.zero_timeout_pass(c, &timeout, None);
         }
         if has_virtual {
-            let virt = self.sim.net.epoll_ready(key, max as usize, true);
+            let virt = self.net.epoll_ready(key, max as usize, true);
             if real_ready && virt.len() < max as usize {
                 // The kernel fills in the real events; the exit hook appends ours.
                 return self.zero_timeout_pass(c, &timeout, Some((virt, max)));
             }
             if !virt.is_empty() || expired {
                 targs.push(virt.len() as i64);
-                return match write_epoll_events(c.pid, events, &virt) {
+                return match write_epoll_events(c.mem(), events, &virt) {
                     true => ret(virt.len() as i64),
                     false => err(libc::EFAULT),
                 };
@@ -217,10 +223,15 @@ impl Supervisor {
 
     /// epoll_ctl: virtual sockets are registered in the supervisor, real
     /// descriptors in the kernel.
-    pub(super) fn sys_epoll_ctl(&mut self, c: &Call, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_epoll_ctl(
+        &mut self,
+        c: &Call<impl Memory>,
+        host: &impl HostProbe,
+        targs: &mut Vec<i64>,
+    ) -> Action {
         let (epfd, op, fd) = (c.a[0] as i32, c.a[1] as i32, c.a[2] as i32);
         targs.extend([epfd as i64, op as i64, fd as i64]);
-        let Some(vs) = self.sim.vsock(c.pid, fd) else {
+        let Some(vs) = self.vsock(c.pid, fd) else {
             return Action::Now(Resume::Pass);
         };
         let (events, data) = if op == libc::EPOLL_CTL_DEL {
@@ -235,8 +246,8 @@ impl Supervisor {
                 u64::from_ne_bytes(raw[4..12].try_into().expect("8 bytes")),
             )
         };
-        let key = self.epoll_key(c.pid, epfd);
-        match self.sim.net.epoll_ctl(key, op, fd, vs, events, data) {
+        let key = self.epoll_key(host, c.pid, epfd);
+        match self.net.epoll_ctl(key, op, fd, vs, events, data) {
             Ok(()) => ret(0),
             Err(e) => err(e),
         }
@@ -245,20 +256,19 @@ impl Supervisor {
     /// The key of epoll descriptor `epfd`'s registrations: a descriptor not
     /// seen before may be a dup of one that has registrations (tokio's mio
     /// registers through a dup of the epoll fd it waits on), which kcmp tells.
-    pub(crate) fn epoll_key(&mut self, pid: i32, epfd: i32) -> (i32, i32) {
-        if self.sim.net.knows_epoll((pid, epfd)) {
-            return self.sim.net.epoll_key((pid, epfd));
+    fn epoll_key(&mut self, host: &impl HostProbe, pid: i32, epfd: i32) -> (i32, i32) {
+        if self.net.knows_epoll((pid, epfd)) {
+            return self.net.epoll_key((pid, epfd));
         }
         let original = self
-            .sim
             .net
             .epoll_fds(pid)
             .into_iter()
-            .find(|&known| crate::host::fdprobe::same_file(pid, epfd, known));
+            .find(|&known| host.same_file(pid, epfd, known));
         match original {
             Some(known) => {
-                self.sim.net.alias_epoll((pid, epfd), (pid, known));
-                self.sim.net.epoll_key((pid, known))
+                self.net.alias_epoll((pid, epfd), (pid, known));
+                self.net.epoll_key((pid, known))
             }
             None => (pid, epfd),
         }
@@ -282,18 +292,18 @@ impl Supervisor {
     }
 
     /// poll(2) revents of one entry.
-    fn revents(&self, pid: i32, e: &Entry) -> i16 {
-        if let Some(vs) = self.sim.vsock(pid, e.fd) {
+    fn revents(&self, host: &impl HostProbe, pid: i32, e: &Entry) -> i16 {
+        if let Some(vs) = self.vsock(pid, e.fd) {
             let always = libc::POLLERR | libc::POLLHUP;
-            return (event_bits(self.sim.net.readiness(vs)) as i16) & (e.events | always);
+            return (event_bits(self.net.readiness(vs)) as i16) & (e.events | always);
         }
-        let Some((pidfd, held)) = self.probe_handles(pid) else {
-            return POLLNVAL;
-        };
-        fdprobe::revents(pidfd, held, e.fd, e.events).unwrap_or(POLLNVAL)
+        match host.revents(pid, e.fd, e.events) {
+            Ok(Some(r)) => r,
+            _ => POLLNVAL,
+        }
     }
 
-    fn write_poll_result(&self, c: &Call, revents: &[i16]) -> Option<usize> {
+    fn write_poll_result(&self, c: &Call<impl Memory>, revents: &[i16]) -> Option<usize> {
         let n = (c.a[1] as usize).min(4096);
         let mut next = revents.iter();
         let mut count = 0;
@@ -311,7 +321,12 @@ impl Supervisor {
         Some(count)
     }
 
-    fn write_select_result(&self, c: &Call, entries: &[Entry], revents: &[i16]) -> Option<usize> {
+    fn write_select_result(
+        &self,
+        c: &Call<impl Memory>,
+        entries: &[Entry],
+        revents: &[i16],
+    ) -> Option<usize> {
         let words = (c.a[0] as usize).min(libc::FD_SETSIZE).div_ceil(64);
         let mut sets = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
         let mut count = 0;
@@ -338,7 +353,7 @@ impl Supervisor {
     }
 
     /// The entries of a poll/ppoll array.
-    fn pollfds(&self, c: &Call) -> Vec<Entry> {
+    fn pollfds(&self, c: &Call<impl Memory>) -> Vec<Entry> {
         let n = (c.a[1] as usize).min(4096);
         (0..n)
             .filter_map(|i| {
@@ -352,7 +367,7 @@ impl Supervisor {
     }
 
     /// The entries of select's three fd_sets (read, write, except).
-    fn select_fds(&self, c: &Call) -> Vec<Entry> {
+    fn select_fds(&self, c: &Call<impl Memory>) -> Vec<Entry> {
         let nfds = (c.a[0] as usize).min(libc::FD_SETSIZE);
         let words = nfds.div_ceil(64);
         let mut out = Vec::new();
@@ -382,9 +397,8 @@ impl Supervisor {
 
     /// The call's deadline in scheduler time (`None`: wait forever). A call
     /// re-executed after a wait keeps the deadline of its first execution.
-    fn deadline(&mut self, c: &Call, t: &Timeout) -> Result<Option<u64>, i32> {
+    fn deadline(&mut self, c: &Call<impl Memory>, t: &Timeout) -> Result<Option<u64>, i32> {
         if let Some(d) = self
-            .sim
             .threads
             .get_mut(&c.vtid)
             .expect("thread")
@@ -415,7 +429,7 @@ impl Supervisor {
                 }
             }
         };
-        Ok(ns.map(|ns| self.sim.clock.now().saturating_add(ns)))
+        Ok(ns.map(|ns| self.clock.now().saturating_add(ns)))
     }
 
     /// Runs the call in the kernel with a zero timeout: the timeout argument
@@ -425,7 +439,7 @@ impl Supervisor {
     /// virtual ones are appended at the exit.
     fn zero_timeout_pass(
         &self,
-        c: &Call,
+        c: &Call<impl Memory>,
         t: &Timeout,
         append: Option<(Vec<(u32, u64)>, i32)>,
     ) -> Action {
@@ -457,13 +471,13 @@ impl Supervisor {
 }
 
 /// Writes epoll events (packed 12-byte structs) at `buf`.
-pub(crate) fn write_epoll_events(pid: i32, buf: u64, events: &[(u32, u64)]) -> bool {
+pub(crate) fn write_epoll_events(mem: &impl Memory, buf: u64, events: &[(u32, u64)]) -> bool {
     let mut bytes = Vec::with_capacity(events.len() * EPOLL_EVENT_SIZE as usize);
     for &(ev, data) in events {
         bytes.extend_from_slice(&ev.to_ne_bytes());
         bytes.extend_from_slice(&data.to_ne_bytes());
     }
-    tracee::Process(pid).write_mem(buf, &bytes).is_ok()
+    mem.write_mem(buf, &bytes).is_ok()
 }
 
 /// The byte offset of epoll event `n` in a buffer.
@@ -483,26 +497,26 @@ pub(super) fn set_arg(regs: &mut Regs, i: usize, v: u64) {
     }
 }
 
-impl Supervisor {
-    /// epoll_wait ran in the kernel for the real descriptors: append the
-    /// ready virtual sockets' events after the kernel's and put back the
-    /// caller's registers with the total.
-    pub(crate) fn epoll_events_appended(
-        &mut self,
-        tid: i32,
-        pid: i32,
-        n: i64,
-        buf: u64,
-        events: &[(u32, u64)],
-        restore: &Regs,
-    ) {
-        let total = if n >= 0 {
-            let at = buf + super::epoll_event_offset(n as u64);
-            let ok = super::write_epoll_events(pid, at, events);
-            n + if ok { events.len() as i64 } else { 0 }
-        } else {
-            n
-        };
-        let _ = tracee::put_back_regs(tid, restore, total as u64);
+/// epoll_wait ran in the kernel for the real descriptors and found `n`
+/// (or failed with `n` < 0): the ready virtual sockets' events go after the
+/// kernel's, and the call answers the total.
+pub(crate) fn append_epoll_events(
+    mem: &impl Memory,
+    n: i64,
+    buf: u64,
+    events: &[(u32, u64)],
+) -> i64 {
+    if n < 0 {
+        return n;
+    }
+    let at = buf + epoll_event_offset(n as u64);
+    n + if write_epoll_events(mem, at, events) {
+        events.len() as i64
+    } else {
+        0
     }
 }
+
+#[cfg(test)]
+#[path = "poll_tests.rs"]
+mod tests;

@@ -3,10 +3,7 @@
 //! WNOHANG, parked until a child exits).
 
 use super::{pass, Action, Call};
-use crate::engine::Supervisor;
-use crate::host::tracee;
-use crate::host::tracee::Memory;
-use crate::host::tracee::Regs;
+use crate::host::tracee::{Memory, Regs};
 use crate::sim::state::Sim;
 use crate::sim::world::{ExitHook, ExitKind};
 use crate::sim::world::{Resume, ThreadState, Vtid, Wait, WaitKind};
@@ -66,28 +63,23 @@ impl Sim {
     }
 }
 
-impl Supervisor {
-    /// The exit of a non-blocking probe of wait4/waitid: if it reaped
-    /// nothing, rewind the call and park the thread until a child exits
-    /// (true); else put back the caller's registers with the result.
+impl Sim {
+    /// The exit of a non-blocking probe of wait4/waitid (see `sys_wait`),
+    /// which answered `ret` with the caller's registers `saved`: if it
+    /// reaped nothing, the thread parks until a child exits and its call
+    /// runs again (true); else the caller gets the answer (false).
     pub(crate) fn wait_probed(
         &mut self,
+        mem: &impl Memory,
         vtid: Vtid,
-        tid: i32,
-        pid: i32,
-        ret: u64,
         saved: &Regs,
+        ret: i64,
     ) -> bool {
-        if !nothing_reaped(pid, saved, ret as i64) {
-            let _ = tracee::put_back_regs(tid, saved, ret);
+        if !nothing_reaped(mem, saved, ret) {
             return false;
         }
-        let mut rewound = *saved;
-        rewound.rax = saved.orig_rax;
-        rewound.rip -= 2;
-        let _ = tracee::set_regs(tid, &rewound);
-        self.sim.record(vtid, "wait_child", &[], "park");
-        self.sim.threads.get_mut(&vtid).expect("thread").state = ThreadState::Parked(Wait {
+        self.record(vtid, "wait_child", &[], "park");
+        self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Parked(Wait {
             kind: WaitKind::Child,
             deadline: None,
             on_timeout: Resume::Continue,
@@ -98,13 +90,11 @@ impl Supervisor {
 }
 
 /// Whether a WNOHANG probe of wait4/waitid found no child to report.
-fn nothing_reaped(pid: i32, saved: &Regs, ret: i64) -> bool {
+fn nothing_reaped(mem: &impl Memory, saved: &Regs, ret: i64) -> bool {
     if saved.orig_rax as i64 == libc::SYS_waitid {
         let infop = saved.rdx;
         let si_pid = if infop != 0 && ret == 0 {
-            tracee::Process(pid)
-                .read_val::<i32>(infop + 16)
-                .unwrap_or(1)
+            mem.read_val::<i32>(infop + 16).unwrap_or(1)
         } else {
             1
         };
@@ -118,7 +108,7 @@ mod tests {
     use super::super::testing::{call, returned, world, zeroed, VTID};
     use super::super::Action;
     use crate::host::tracee::Memory;
-    use crate::sim::world::{ExitHook, ExitKind, Resume};
+    use crate::sim::world::{ExitHook, ExitKind, Resume, ThreadState, WaitKind};
 
     const ARGS: u64 = 0x1000;
 
@@ -188,5 +178,26 @@ mod tests {
             panic!("not probed");
         };
         assert_eq!(probe.r10, (libc::WEXITED | libc::WNOHANG) as u64);
+    }
+
+    #[test]
+    fn a_waitid_probe_that_reaped_nothing_parks_the_caller_until_a_child_exits() {
+        let mut sim = world();
+        // SAFETY: plain old data.
+        let mut saved: crate::host::tracee::Regs = unsafe { std::mem::zeroed() };
+        saved.orig_rax = libc::SYS_waitid as u64;
+        saved.rdx = ARGS;
+        let info = zeroed(ARGS, 128);
+        assert!(sim.wait_probed(&info, VTID, &saved, 0), "si_pid 0: nothing");
+        assert!(matches!(
+            &sim.threads[&VTID].state,
+            ThreadState::Parked(w) if matches!(w.kind, WaitKind::Child)
+        ));
+        let mut sim = world();
+        info.write_val(ARGS + 16, &7i32).unwrap();
+        assert!(!sim.wait_probed(&info, VTID, &saved, 0), "child 7 reported");
+        saved.orig_rax = libc::SYS_wait4 as u64;
+        assert!(!sim.wait_probed(&info, VTID, &saved, 7), "wait4 reaped 7");
+        assert!(sim.wait_probed(&info, VTID, &saved, 0), "wait4 found none");
     }
 }

@@ -2,11 +2,7 @@
 //! interface listing works and shows the simulated host (see netlink.rs).
 
 use super::{err, ret, Action, Call};
-use crate::engine::Supervisor;
-
-use crate::host::tracee;
 use crate::host::tracee::Memory;
-use crate::host::tracee::Regs;
 use crate::sim::state::Sim;
 use crate::sim::world::{ExitHook, Resume};
 
@@ -139,20 +135,6 @@ impl Sim {
             let _ = c.mem().write_val(c.a[5], &SOCKADDR_NL_LEN);
         }
         ret(n as i64)
-    }
-}
-
-impl Supervisor {
-    /// At the exit of the eventfd2 that stands in for a netlink socket: mark
-    /// the placeholder and put back the caller's registers.
-    pub(crate) fn netlink_opened(&mut self, tid: i32, pid: i32, fd: u64, restore: &Regs) {
-        if (fd as i64) >= 0 {
-            if let Some(p) = self.sim.procs.get_mut(&pid) {
-                p.fds
-                    .insert(fd as i32, crate::host::fdprobe::FdKind::Netlink);
-            }
-        }
-        let _ = tracee::put_back_regs(tid, restore, fd);
     }
 }
 

@@ -10,8 +10,6 @@ use vnet::{ConnectProgress, Domain, Kind, NetError, Shutdown};
 
 use super::iovec::{gather, read_iovecs, read_msghdr, scatter, MsgHdr};
 use super::{err, ret, Action, Call};
-use crate::engine::Supervisor;
-use crate::host::tracee;
 use crate::host::tracee::Memory;
 use crate::sim::netstate::VsId;
 use crate::sim::sockaddr as addrs;
@@ -544,17 +542,6 @@ impl Sim {
                 .is_some_and(|s| s.domain == vnet::Domain::Inet6);
             let _ = addrs::write_out(mem, addr, lenp, sa, inet6);
         }
-    }
-}
-
-impl Supervisor {
-    /// At the exit of the eventfd2 that stands in for a new virtual socket:
-    /// the simulation binds the descriptor, and the caller gets its
-    /// registers back with the descriptor as the result.
-    pub(crate) fn socket_opened(&mut self, tid: i32, pid: i32, fd: i64, opened: NewSocket) {
-        self.sim
-            .placeholder_opened(&tracee::Process(pid), pid, fd, &opened);
-        let _ = tracee::put_back_regs(tid, &opened.restore, fd as u64);
     }
 }
 

@@ -2,12 +2,17 @@
 //! host "n1", at the default epoch, and calls whose memory is a
 //! `FakeMemory`, so a handler runs without a process.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::Call;
+use crate::host::fdprobe::FdKind;
 use crate::host::tracee::FakeMemory;
 use crate::sim::diskstate::NodeDisk;
+use crate::sim::host_probe::{HostProbe, SigStatus, Unprobed};
 use crate::sim::netstate::NetState;
 use crate::sim::scheduler::SchedulePolicy;
 use crate::sim::state::Sim;
@@ -117,4 +122,106 @@ pub(super) fn add_disk(sim: &mut Sim, size: u64) -> TempDir {
         size,
     });
     TempDir(root)
+}
+
+/// The host as a handler test sets it up: the kinds and readiness of the
+/// test process's descriptors the kernel would own, and its threads'
+/// signal words. A descriptor it was not told of does not exist.
+#[derive(Default)]
+pub(super) struct FakeHost {
+    /// Descriptors by number: their kind and the revents a probe finds.
+    fds: HashMap<i32, (FdKind, i16)>,
+    /// Regular files by descriptor: their position and whether they were
+    /// opened for writing.
+    files: HashMap<i32, (u64, bool)>,
+    /// Pairs of descriptors that are the same open file.
+    same: Vec<(i32, i32)>,
+    /// The signal words of the test process's threads.
+    signals: SigStatus,
+    /// The ranges `forget` was told of.
+    forgotten: RefCell<Vec<(i32, i32)>>,
+}
+
+impl FakeHost {
+    /// Gives the test process descriptor `fd`, a pipe, eventfd or the like
+    /// whose probe answers `revents` (0: not ready).
+    pub(super) fn pollable(mut self, fd: i32, revents: i16) -> FakeHost {
+        self.fds.insert(fd, (FdKind::Pollable, revents));
+        self
+    }
+
+    /// Gives the test process descriptor `fd`, a regular file at offset
+    /// `position`, opened for writing or not.
+    pub(super) fn file(mut self, fd: i32, position: u64, writable: bool) -> FakeHost {
+        self.fds
+            .insert(fd, (FdKind::File, libc::POLLIN | libc::POLLOUT));
+        self.files.insert(fd, (position, writable));
+        self
+    }
+
+    /// Makes descriptors `a` and `b` the same open file (a dup).
+    pub(super) fn dup(mut self, a: i32, b: i32) -> FakeHost {
+        self.same.push((a, b));
+        self
+    }
+
+    /// Sets the signal words of the test process's threads.
+    pub(super) fn signals(mut self, signals: SigStatus) -> FakeHost {
+        self.signals = signals;
+        self
+    }
+
+    /// The descriptor ranges the handler said were closed.
+    pub(super) fn forgotten(&self) -> Vec<(i32, i32)> {
+        self.forgotten.borrow().clone()
+    }
+}
+
+impl HostProbe for FakeHost {
+    fn classify(&self, pid: i32, fd: i32) -> Option<FdKind> {
+        (pid == PID).then(|| self.fds.get(&fd).map(|f| f.0))?
+    }
+
+    fn revents(&self, pid: i32, fd: i32, _events: i16) -> Result<Option<i16>, Unprobed> {
+        if pid != PID {
+            return Err(Unprobed);
+        }
+        Ok(self.fds.get(&fd).map(|f| f.1))
+    }
+
+    /// The fake's descriptors are all blocking: only readiness counts.
+    fn would_not_block(&self, pid: i32, fd: i32, events: i16) -> Result<Option<bool>, Unprobed> {
+        Ok(self.revents(pid, fd, events)?.map(|r| r != 0))
+    }
+
+    /// The fake's readiness is fixed by the test: nothing to forget.
+    fn changed(&self) {}
+
+    fn same_file(&self, pid: i32, a: i32, b: i32) -> bool {
+        pid == PID && (self.same.contains(&(a, b)) || self.same.contains(&(b, a)))
+    }
+
+    fn forget(&self, _pid: i32, lo: i32, hi: i32) {
+        self.forgotten.borrow_mut().push((lo, hi));
+    }
+
+    fn borrow(&self, pid: i32, fd: i32) -> Option<OwnedFd> {
+        self.classify(pid, fd)?;
+        // SAFETY: eventfd returns a new descriptor, owned here (checked).
+        let raw = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK) };
+        // SAFETY: as above.
+        (raw >= 0).then(|| unsafe { OwnedFd::from_raw_fd(raw) })
+    }
+
+    fn position(&self, pid: i32, fd: i32) -> Option<u64> {
+        (pid == PID).then(|| self.files.get(&fd).map(|f| f.0))?
+    }
+
+    fn writable(&self, pid: i32, fd: i32) -> Option<bool> {
+        (pid == PID).then(|| self.files.get(&fd).map(|f| f.1))?
+    }
+
+    fn signals(&self, pid: i32, _tid: i32) -> Option<SigStatus> {
+        (pid == PID).then_some(self.signals)
+    }
 }

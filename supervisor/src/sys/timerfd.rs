@@ -13,9 +13,9 @@ use std::collections::BTreeSet;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use super::{err, pass, ret, Action, Call};
-use crate::engine::Supervisor;
-use crate::host::fdprobe::{self, FdKind};
-use crate::host::tracee::{self, Memory, Regs};
+use crate::host::fdprobe::FdKind;
+use crate::host::tracee::Memory;
+use crate::sim::host_probe::HostProbe;
 use crate::sim::state::Sim;
 use crate::sim::timers::{FdTimer, Schedule};
 use crate::sim::world::{ExitHook, Resume};
@@ -54,13 +54,18 @@ fn drain(counter: &OwnedFd) {
 
 impl Sim {
     /// timerfd_create, timerfd_settime, timerfd_gettime.
-    pub(super) fn sys_timerfd(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_timerfd(
+        &mut self,
+        c: &Call<impl Memory>,
+        host: &impl HostProbe,
+        targs: &mut Vec<i64>,
+    ) -> Action {
         match c.nr {
             libc::SYS_timerfd_create => self.timerfd_create(c, targs),
-            libc::SYS_timerfd_settime => self.timerfd_settime(c, targs),
+            libc::SYS_timerfd_settime => self.timerfd_settime(c, host, targs),
             _ => {
                 targs.push(c.a[0] as i32 as i64);
-                let id = match self.timerfd_id(c.pid, c.a[0] as i32) {
+                let id = match self.timerfd_id(host, c.pid, c.a[0] as i32) {
                     Ok(id) => id,
                     Err(e) => return err(e),
                 };
@@ -95,10 +100,15 @@ impl Sim {
         ))
     }
 
-    fn timerfd_settime(&mut self, c: &Call<impl Memory>, targs: &mut Vec<i64>) -> Action {
+    fn timerfd_settime(
+        &mut self,
+        c: &Call<impl Memory>,
+        host: &impl HostProbe,
+        targs: &mut Vec<i64>,
+    ) -> Action {
         let (fd, flags) = (c.a[0] as i32, c.a[1] as i32);
         targs.push(fd as i64);
-        let id = match self.timerfd_id(c.pid, fd) {
+        let id = match self.timerfd_id(host, c.pid, fd) {
             Ok(id) => id,
             Err(e) => return err(e),
         };
@@ -127,8 +137,8 @@ impl Sim {
 
     /// The timer behind descriptor `fd` of `pid`: EBADF if there is no such
     /// descriptor, EINVAL if it is no timerfd (the kernel's errors).
-    fn timerfd_id(&mut self, pid: i32, fd: i32) -> Result<u32, i32> {
-        match self.fd_kind(pid, fd) {
+    fn timerfd_id(&mut self, host: &impl HostProbe, pid: i32, fd: i32) -> Result<u32, i32> {
+        match self.fd_kind(host, pid, fd) {
             Some(FdKind::Timer(id)) if self.timer_fds.timers.contains_key(&id) => Ok(id),
             Some(_) => Err(libc::EINVAL),
             None => Err(libc::EBADF),
@@ -174,19 +184,23 @@ impl Sim {
             .collect();
         self.timer_fds.timers.retain(|id, _| held.contains(id));
     }
-}
 
-impl Supervisor {
     /// A call other than close on a timerfd's descriptor: reads wait for
     /// an expiry, writes fail as on a timerfd, dup keeps it a timerfd, and
     /// everything else is the eventfd's (fcntl, ioctl).
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
-    pub(super) fn sys_on_timerfd(&mut self, c: &Call, id: u32, targs: &mut Vec<i64>) -> Action {
+    pub(super) fn sys_on_timerfd(
+        &mut self,
+        c: &Call<impl Memory>,
+        host: &impl HostProbe,
+        id: u32,
+        targs: &mut Vec<i64>,
+    ) -> Action {
         use libc::*;
         let fd = c.a[0] as i32;
         targs.push(fd as i64);
         match c.nr {
-            SYS_read | SYS_readv => self.park_unless_ready(c.pid, vec![(fd, POLLIN)]),
+            SYS_read | SYS_readv => self.park_unless_ready(host, c.pid, vec![(fd, POLLIN)]),
             SYS_write | SYS_writev => err(EINVAL),
             SYS_dup | SYS_fcntl
                 if c.nr == SYS_dup || matches!(c.a[1] as i32, F_DUPFD | F_DUPFD_CLOEXEC) =>
@@ -200,26 +214,16 @@ impl Supervisor {
         }
     }
 
-    /// timerfd_create's eventfd2 returned `fd`: make it a timer (on a
-    /// borrowed copy) and put back the caller's registers.
-    pub(crate) fn timerfd_opened(
-        &mut self,
-        tid: i32,
-        pid: i32,
-        fd: i64,
-        clock: i32,
-        restore: &Regs,
-    ) {
-        let counter = self
-            .pidfd(pid)
-            .filter(|_| fd >= 0)
-            .and_then(|pidfd| fdprobe::borrow(pidfd, fd as i32).ok());
+    /// timerfd_create's eventfd2 returned `fd` (the call's answer): make
+    /// it a timer, on a borrowed copy.
+    pub(crate) fn timerfd_opened(&mut self, host: &impl HostProbe, pid: i32, fd: i64, clock: i32) {
+        let counter = (fd >= 0).then(|| host.borrow(pid, fd as i32)).flatten();
         // Without a copy (the kernel's error, or a descriptor that cannot
         // be borrowed) the program gets no timer.
         if let Some(counter) = counter {
-            let id = self.sim.timer_fds.next;
-            self.sim.timer_fds.next += 1;
-            self.sim.timer_fds.timers.insert(
+            let id = self.timer_fds.next;
+            self.timer_fds.next += 1;
+            self.timer_fds.timers.insert(
                 id,
                 FdTimer {
                     clock,
@@ -227,9 +231,8 @@ impl Supervisor {
                     armed: None,
                 },
             );
-            self.sim.fd_opened(pid, fd, FdKind::Timer(id), false);
+            self.fd_opened(pid, fd, FdKind::Timer(id), false);
         }
-        let _ = tracee::put_back_regs(tid, restore, fd as u64);
     }
 }
 
@@ -237,14 +240,14 @@ impl Supervisor {
 mod tests {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-    use super::super::testing::{call, returned, world, zeroed, PID};
+    use super::super::testing::{call, parked, returned, world, zeroed, FakeHost, PID};
     use super::super::Action;
     use crate::host::fdprobe::FdKind;
     use crate::host::tracee::Memory;
     use crate::sim::state::Sim;
     use crate::sim::timers::FdTimer;
     use crate::sim::vclock::{Timespec, NS};
-    use crate::sim::world::{ExitHook, Resume};
+    use crate::sim::world::{ExitHook, Resume, WaitKind};
 
     const FD: i32 = 5;
     const SPEC: u64 = 0x1000;
@@ -283,7 +286,7 @@ mod tests {
             [FD as u64, flags as u64, SPEC, OLD, 0, 0],
             mem,
         );
-        returned(sim.sys_timerfd(&c, &mut vec![]))
+        returned(sim.sys_timerfd(&c, &FakeHost::default(), &mut vec![]))
     }
 
     /// What the eventfd's counter holds (read, so reset).
@@ -305,7 +308,7 @@ mod tests {
             zeroed(SPEC, 8),
         );
         let Action::Now(Resume::PassThenExit(Some(regs), ExitHook::NewTimerFd { clock, .. })) =
-            sim.sys_timerfd(&c, &mut vec![])
+            sim.sys_timerfd(&c, &FakeHost::default(), &mut vec![])
         else {
             panic!("not rewritten to eventfd2");
         };
@@ -328,7 +331,7 @@ mod tests {
                 zeroed(SPEC, 8),
             );
             assert_eq!(
-                returned(sim.sys_timerfd(&c, &mut vec![])),
+                returned(sim.sys_timerfd(&c, &FakeHost::default(), &mut vec![])),
                 -(libc::EINVAL as i64)
             );
         }
@@ -350,7 +353,10 @@ mod tests {
             [FD as u64, OLD, 0, 0, 0, 0],
             zeroed(OLD, 32),
         );
-        assert_eq!(returned(sim.sys_timerfd(&c, &mut vec![])), 0);
+        assert_eq!(
+            returned(sim.sys_timerfd(&c, &FakeHost::default(), &mut vec![])),
+            0
+        );
         let [interval, left] = c.mem().read_val::<[Timespec; 2]>(OLD).unwrap();
         assert_eq!(
             (interval.to_ns(), left.to_ns()),
@@ -391,5 +397,23 @@ mod tests {
         );
         sim.drop_unheld_timerfds();
         assert!(sim.timer_fds.timers.is_empty(), "no process holds it");
+    }
+
+    #[test]
+    fn the_eventfd_standing_in_for_a_timerfd_becomes_a_timer_on_a_borrowed_copy() {
+        let mut sim = world();
+        let host = FakeHost::default().pollable(6, 0);
+        sim.timerfd_opened(&host, PID, -(libc::EMFILE as i64), libc::CLOCK_MONOTONIC);
+        assert!(
+            sim.timer_fds.timers.is_empty(),
+            "the kernel's error: no timer"
+        );
+        sim.timerfd_opened(&host, PID, 6, libc::CLOCK_MONOTONIC);
+        assert_eq!(sim.procs[&PID].fds.get(&6), Some(&FdKind::Timer(0)));
+        assert_eq!(sim.timer_fds.timers[&0].clock, libc::CLOCK_MONOTONIC);
+        // A read waits for an expiry like a read of any eventfd.
+        let c = call(libc::SYS_read, [6, SPEC, 8, 0, 0, 0], zeroed(SPEC, 8));
+        let w = parked(sim.sys_on_timerfd(&c, &host, 0, &mut vec![]));
+        assert!(matches!(&w.kind, WaitKind::Fds { fds, .. } if fds == &[(6, libc::POLLIN)]));
     }
 }

@@ -1,0 +1,94 @@
+//! The engine's entry to the syscall handlers: a seccomp stop becomes a
+//! `Call`, its family answers (on the simulation, with the host probes it
+//! needs), the answer is recorded and applied to the thread, and what the
+//! call left for the engine (signals let go, failed disk calls) is acted on.
+
+use super::*;
+use crate::host::tracee::Regs;
+use crate::sim::host_probe::HostProbe;
+use crate::sys::{table, Action, Call};
+
+impl Supervisor {
+    /// Passes on to the host side that the kernel may have changed a
+    /// descriptor since the last probe (see `Sim::descriptors_changed`).
+    pub(super) fn tell_descriptor_changes(&mut self) {
+        if std::mem::take(&mut self.sim.descriptors_touched) {
+            self.host_fds.changed();
+        }
+    }
+
+    /// Handles the seccomp stop of `vtid` with registers `regs`. Returns
+    /// false if the call was answered in place and the thread runs on (the
+    /// step goes on), true if the thread reached a scheduling point.
+    pub(crate) fn dispatch(&mut self, vtid: Vtid, regs: Regs) -> bool {
+        self.tell_descriptor_changes();
+        let th = &self.sim.threads[&vtid];
+        let mem = crate::host::tracee::Process(th.pid);
+        let call = Call::at_stop(vtid, th.tid, th.pid, regs, mem);
+        // Not the program's own calls, or not the same number of them on
+        // every path: they pass without a trace event, and without giving
+        // back signals held since a preemption.
+        if self.library_call(&call) || self.proc_read_in_place(&call) {
+            return false;
+        }
+        self.release_signals(vtid, call.tid);
+        let mut trace_args: Vec<i64> = Vec::new();
+        let in_place = self.answers_in_place(&call);
+        let action = self.sim.handle(&call, &self.host_fds, &mut trace_args);
+        self.act_on_call_effects();
+        if let (true, Action::Now(Resume::Return(v))) = (in_place, &action) {
+            return_in_place(call.tid, regs, *v);
+            return false;
+        }
+        // A re-executed call's deadline is for that call only.
+        self.sim
+            .threads
+            .get_mut(&vtid)
+            .expect("thread")
+            .restart_deadline = None;
+        let label = match &action {
+            Action::Now(r) => resume_label(r),
+            Action::Park(_) => "park".to_string(),
+        };
+        self.sim
+            .record(vtid, table::name(call.nr), &trace_args, &label);
+        let state = match action {
+            Action::Now(r) => ThreadState::Ready(r),
+            Action::Park(w) => ThreadState::Parked(w),
+        };
+        self.sim.threads.get_mut(&vtid).expect("thread").state = state;
+        true
+    }
+
+    /// Acts on what the call just handled left for the engine: the disk
+    /// calls vfs failed go to the fault log, and the targets of the signals
+    /// it let go are watched.
+    fn act_on_call_effects(&mut self) {
+        self.log_failed_disk_calls();
+        for kill in std::mem::take(&mut self.sim.signals_let_go) {
+            for pid in kill.targets {
+                self.signal_sent(pid, kill.sig);
+            }
+        }
+    }
+
+    /// A read of a /proc file (see `Sim::is_proc_read`) runs on in place.
+    /// True if `c` was one.
+    fn proc_read_in_place(&mut self, c: &Call) -> bool {
+        let on_proc = self.sim.is_proc_read(c);
+        if on_proc {
+            let _ = crate::host::tracee::cont(c.tid, 0);
+        }
+        on_proc
+    }
+}
+
+/// Skips the call `tid` is stopped at, makes it return `v`, and lets the
+/// thread run on: a call answered without a scheduling point.
+pub(crate) fn return_in_place(tid: i32, mut regs: Regs, v: i64) {
+    regs.orig_rax = u64::MAX;
+    regs.rax = v as u64;
+    if crate::host::tracee::set_regs(tid, &regs).is_ok() {
+        let _ = crate::host::tracee::cont(tid, 0);
+    }
+}

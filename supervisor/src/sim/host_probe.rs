@@ -1,0 +1,73 @@
+//! What the syscall handlers must ask the host about a tracee because the
+//! simulation does not know it: the kind and readiness of descriptors the
+//! kernel owns (pipes, eventfds, epoll instances), and the signals pending
+//! for a thread. The engine answers through its borrowed descriptors and
+//! /proc; handler tests answer from a fake, so the handlers need no process.
+
+use std::os::fd::OwnedFd;
+
+use crate::host::fdprobe::FdKind;
+
+/// faultline holds no pidfd for the process (it is gone, or pidfd_open
+/// failed), so none of its descriptors can be probed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unprobed;
+
+/// The host's answers about a tracee's descriptors and signals.
+pub trait HostProbe {
+    /// The kind of descriptor `fd` of process `pid` by its file type
+    /// (`None`: the process has no such descriptor).
+    fn classify(&self, pid: i32, fd: i32) -> Option<FdKind>;
+
+    /// poll(2) revents of descriptor `fd` of process `pid` for `events`,
+    /// without blocking (0: not ready; `Ok(None)`: no such descriptor). A
+    /// descriptor found not ready may be answered from memory until
+    /// [`HostProbe::changed`].
+    fn revents(&self, pid: i32, fd: i32, events: i16) -> Result<Option<i16>, Unprobed>;
+
+    /// Whether a blocking call waiting for `events` on descriptor `fd` of
+    /// process `pid` would return at once: the descriptor is ready or was
+    /// opened O_NONBLOCK (`Ok(None)`: no such descriptor).
+    fn would_not_block(&self, pid: i32, fd: i32, events: i16) -> Result<Option<bool>, Unprobed>;
+
+    /// The kernel may have made a descriptor of some process ready (a call
+    /// passed to it, a signal, an exec, a process's end, a timerfd
+    /// written): what was found not ready must be probed again.
+    fn changed(&self);
+
+    /// Whether descriptors `a` and `b` of process `pid` are the same open
+    /// file (a dup'd epoll descriptor is the same instance).
+    fn same_file(&self, pid: i32, a: i32, b: i32) -> bool;
+
+    /// Descriptors `lo..=hi` of process `pid` were closed or replaced:
+    /// copies kept for probing them are stale.
+    fn forget(&self, pid: i32, lo: i32, hi: i32);
+
+    /// A copy of descriptor `fd` of process `pid`, sharing its open file
+    /// (`None`: no such descriptor).
+    fn borrow(&self, pid: i32, fd: i32) -> Option<OwnedFd>;
+
+    /// The file offset of descriptor `fd` of process `pid`.
+    fn position(&self, pid: i32, fd: i32) -> Option<u64>;
+
+    /// Whether descriptor `fd` of process `pid` is open for writing.
+    fn writable(&self, pid: i32, fd: i32) -> Option<bool>;
+
+    /// The signal words of thread `tid` of process `pid` (`None`: gone).
+    fn signals(&self, pid: i32, tid: i32) -> Option<SigStatus>;
+}
+
+/// The signal state of one thread, as /proc/PID/task/TID/status shows it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SigStatus {
+    /// Pending for the thread (SigPnd).
+    pub thread_pending: u64,
+    /// Pending for the process (ShdPnd).
+    pub shared_pending: u64,
+    /// Blocked (SigBlk).
+    pub blocked: u64,
+    /// Ignored (SigIgn).
+    pub ignored: u64,
+    /// Caught by a handler (SigCgt).
+    pub caught: u64,
+}
