@@ -64,9 +64,19 @@ pub struct Sim {
     pub(crate) failed_disk_calls: Vec<crate::sim::diskstate::FailedDiskCall>,
     /// Signals passed to the kernel since the engine last looked: it
     /// watches their targets.
-    pub(crate) signals_let_go: Vec<crate::sys::Kill>,
+    pub(crate) signals_let_go: Vec<Kill>,
     /// Set by [`Sim::descriptors_changed`], taken by the engine.
     pub(crate) descriptors_touched: bool,
+}
+
+/// A signal the kernel is let to send: the processes it goes to, which
+/// the engine watches for the threads it wakes (and, for SIGKILL, dies).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kill {
+    /// The signal number.
+    pub sig: i32,
+    /// The host pids it goes to.
+    pub targets: Vec<i32>,
 }
 
 impl Sim {

@@ -34,7 +34,6 @@ mod timerfd;
 pub(crate) mod timers;
 
 pub(crate) use poll::append_epoll_events;
-pub use signal::Kill;
 
 use crate::host::fdprobe::FdKind;
 use crate::host::tracee::{Memory, Regs};

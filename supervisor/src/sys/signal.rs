@@ -7,7 +7,7 @@
 use super::{Action, Call};
 use crate::host::tracee::Memory;
 use crate::sim::host_probe::{HostProbe, SigStatus};
-use crate::sim::state::Sim;
+use crate::sim::state::{Kill, Sim};
 use crate::sim::vclock::Timespec;
 use crate::sim::world::{resume_label, Resume, ThreadState, Vtid, Wait, WaitKind};
 
@@ -27,16 +27,6 @@ impl SigStatus {
         let ignored = self.ignored | (DEFAULT_IGNORED & !self.caught);
         (self.thread_pending | self.shared_pending) & !mask.unwrap_or(self.blocked) & !ignored
     }
-}
-
-/// A signal the kernel is let to send: the processes it goes to, which
-/// the engine watches for the threads it wakes (and, for SIGKILL, dies).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Kill {
-    /// The signal number.
-    pub sig: i32,
-    /// The host pids it goes to.
-    pub targets: Vec<i32>,
 }
 
 impl Sim {
