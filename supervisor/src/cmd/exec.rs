@@ -9,7 +9,6 @@ use crate::cmd::cli::ExecArgs;
 use crate::cmd::settings::{config, SettingsError};
 use crate::engine::{Config, Ending, Outcome, Supervisor};
 use crate::host::launch::{LaunchError, LaunchSpec};
-use crate::host::seccomp;
 use crate::report::divergence::first_divergence;
 use crate::scenario::duration::{self, DurationError};
 use crate::sim::netstate::{NetSetupError, NetState};
@@ -74,7 +73,7 @@ fn try_run(args: &ExecArgs) -> Result<i32, ExecError> {
         program: args.command[0].clone(),
         args: args.command[1..].to_vec(),
         env: std::env::vars().collect(),
-        filter: seccomp::build_filter(&syscalls::trapped_numbers()),
+        filter: syscalls::seccomp_filter(None),
         output: None,
         mounts: Vec::new(),
         channel_fd: None,

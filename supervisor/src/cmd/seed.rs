@@ -15,7 +15,6 @@ use crate::cmd::settings::{config, SettingsError};
 use crate::engine::probes::ProbeSpec;
 use crate::engine::{Ending, Outcome, Supervisor};
 use crate::host::launch::{LaunchError, LaunchSpec};
-use crate::host::seccomp;
 use crate::path_error::PathError;
 use crate::report::artifacts::{self, Report, Verdict};
 use crate::report::checks::{self, Failure};
@@ -273,7 +272,7 @@ fn build(job: &SeedJob, seed: u64, dir: &Path) -> Result<Built, SeedError> {
             program: node.command0.clone(),
             args: node.args.iter().map(expand).collect(),
             env,
-            filter: seccomp::build_filter(&syscalls::trapped_numbers()),
+            filter: syscalls::seccomp_filter(None),
             output: Some((out.as_raw_fd(), err.as_raw_fd())),
             mounts: Vec::new(),
             channel_fd: None,
@@ -503,7 +502,7 @@ fn probe_specs(
                 program: inv.command0.clone(),
                 args: inv.args.clone(),
                 env,
-                filter: seccomp::build_filter(&syscalls::trapped_numbers()),
+                filter: syscalls::seccomp_filter(None),
                 output: Some((out.as_raw_fd(), err.as_raw_fd())),
                 mounts: Vec::new(),
                 channel_fd: None,

@@ -4,8 +4,8 @@
 //! call left for the engine (signals let go, failed disk calls) is acted on.
 
 use super::*;
-use crate::host::tracee::Regs;
 use crate::sim::host_probe::HostProbe;
+use crate::sim::memory::Regs;
 use crate::sys::{table, Action, Call};
 
 impl Supervisor {

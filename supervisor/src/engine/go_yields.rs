@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use super::*;
 use crate::host::gosym::{self, GoFunctions};
 use crate::host::tracee;
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 use crate::sim::world::*;
 
 /// The runtime functions of wait loops whose calls make their thread give

@@ -4,11 +4,11 @@
 
 use super::run::status_ending;
 use super::*;
-use crate::host::fdprobe;
 use crate::host::launch::{self, LaunchSpec};
 use crate::host::tracee;
 use crate::scenario::plan::{FaultEvent, Scheduled};
 use crate::sim::diskstate::NodeDisk;
+use crate::sim::fdkind::FdKind;
 use crate::sim::host_probe::HostProbe;
 use crate::sim::world::*;
 use rand::Rng;
@@ -134,7 +134,7 @@ impl Supervisor {
             .and_then(|p| self.sim.procs.get(&p))
             .map_or(pid, |p| p.ns_root);
         for kind in fds.values() {
-            if let fdprobe::FdKind::Socket(vs) = kind {
+            if let FdKind::Socket(vs) = kind {
                 self.sim.net.add_ref(*vs);
             }
         }
@@ -260,7 +260,7 @@ impl Supervisor {
         // Its descriptors close: peers of its sockets see FIN or RST.
         let now = self.sim.clock.now();
         for (&fd, kind) in &p.fds {
-            if let fdprobe::FdKind::Socket(vs) = kind {
+            if let FdKind::Socket(vs) = kind {
                 self.sim.net.drop_ref(pid, fd, *vs, now);
             }
             self.sim.net.drop_epoll(pid, fd);
@@ -457,7 +457,7 @@ impl Supervisor {
         self.host_fds.exec(pid);
         let old = std::mem::take(&mut p.fds);
         for (fd, kind) in old {
-            if !matches!(kind, fdprobe::FdKind::Socket(_) | fdprobe::FdKind::Timer(_)) {
+            if !matches!(kind, FdKind::Socket(_) | FdKind::Timer(_)) {
                 continue;
             }
             let open = self.host_fds.classify(pid, fd).is_some();
@@ -468,7 +468,7 @@ impl Supervisor {
                     .expect("process")
                     .fds
                     .insert(fd, kind);
-            } else if let fdprobe::FdKind::Socket(vs) = kind {
+            } else if let FdKind::Socket(vs) = kind {
                 self.sim.net.drop_ref(pid, fd, vs, now);
             }
             self.sim.net.drop_epoll(pid, fd);

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::host::tracee;
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 use crate::sim::world::*;
 
 impl Supervisor {

@@ -87,7 +87,7 @@ impl Supervisor {
             .is_some_and(|pid| self.sim.procs.contains_key(&pid))
     }
 
-    pub(super) fn set_regs_or_dead(&mut self, tid: i32, regs: &tracee::Regs) {
+    pub(super) fn set_regs_or_dead(&mut self, tid: i32, regs: &crate::sim::memory::Regs) {
         // A thread killed meanwhile reports its exit next; nothing to do here.
         let _ = tracee::set_regs(tid, regs);
     }

@@ -3,8 +3,9 @@
 //! remembers new descriptors, completes results and puts back registers.
 
 use super::*;
-use crate::host::fdprobe::FdKind;
-use crate::host::tracee::{self, Regs};
+use crate::host::tracee;
+use crate::sim::fdkind::FdKind;
+use crate::sim::memory::Regs;
 
 impl Supervisor {
     pub(super) fn on_syscall_exit(&mut self, vtid: Vtid) -> StepEnd {

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use super::Supervisor;
 use crate::host::fdprobe;
-use crate::host::tracee::Regs;
+use crate::sim::memory::Regs;
 use crate::sim::world::Vtid;
 
 /// What may change state besides the running thread.

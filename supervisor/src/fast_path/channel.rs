@@ -15,30 +15,18 @@ use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use faultline_channel as ch;
 
+use crate::host::launch::sigchld_mask;
+use crate::sim::world::ChannelRequest;
+
 /// The doorbell the SIGCHLD handler rings (null: no channel in this process).
 static DOORBELL: AtomicPtr<AtomicU32> = AtomicPtr::new(std::ptr::null_mut());
-
-/// A request read from a slot.
-#[derive(Debug, Clone, Copy)]
-pub struct Request {
-    /// The slot it came in.
-    pub slot: usize,
-    /// Its sequence number, repeated in the answer.
-    pub seq: u32,
-    /// Syscall number.
-    pub nr: i64,
-    /// Arguments.
-    pub args: [u64; 6],
-    /// The caller's signal mask (it blocks everything while it waits).
-    pub mask: u64,
-}
 
 /// What the running thread did next.
 pub enum Event {
     /// A ptrace stop (or exit) of some tracee: (tid, wait status).
     Stop(i32, i32),
     /// The running thread posted a request.
-    Request(Request),
+    Request(ChannelRequest),
 }
 
 /// The channel of one run.
@@ -147,7 +135,7 @@ impl Channel {
     }
 
     /// The posted request, if the posted slot holds one.
-    fn take_request(&self) -> Option<Request> {
+    fn take_request(&self) -> Option<ChannelRequest> {
         let posted = self.header().posted.swap(0, Ordering::AcqRel) as usize;
         if posted == 0 || posted > ch::SLOTS {
             return None;
@@ -160,7 +148,7 @@ impl Channel {
             if (*p).state.load(Ordering::Acquire) != ch::REQUEST {
                 return None;
             }
-            Some(Request {
+            Some(ChannelRequest {
                 slot,
                 seq: std::ptr::read_volatile(&(*p).seq),
                 nr: std::ptr::read_volatile(&(*p).nr),
@@ -209,18 +197,6 @@ impl Drop for Channel {
         DOORBELL.store(std::ptr::null_mut(), Ordering::Release);
         sigchld_mask(libc::SIG_UNBLOCK);
         unsafe { libc::munmap(self.base as *mut libc::c_void, ch::SIZE) };
-    }
-}
-
-/// Blocks or unblocks SIGCHLD in the calling thread. Allocates nothing, so
-/// a forked child may call it before exec.
-pub(crate) fn sigchld_mask(how: libc::c_int) {
-    // SAFETY: plain signal-set calls on a local set.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGCHLD);
-        libc::pthread_sigmask(how, &set, std::ptr::null_mut());
     }
 }
 

@@ -11,10 +11,11 @@ use std::path::PathBuf;
 use faultline_channel as ch;
 
 use crate::engine::{StepEnd, Supervisor};
-use crate::fast_path::channel::{Channel, Event, Request};
+use crate::fast_path::channel::{Channel, Event};
 use crate::host::launch::LaunchSpec;
-use crate::host::tracee::Memory;
-use crate::host::{seccomp, tracee};
+use crate::host::tracee;
+use crate::sim::memory::Memory;
+use crate::sim::world::ChannelRequest;
 use crate::sim::world::{ExitHook, Resume, Vtid};
 use crate::sys::table as syscalls;
 use crate::sys::Call;
@@ -95,8 +96,7 @@ impl Supervisor {
         };
         spec.env.push(("LD_PRELOAD".into(), preload));
         spec.env.push((ch::FD_ENV.into(), ch::FD.to_string()));
-        spec.filter =
-            seccomp::build_filter_exempting(&syscalls::trapped_numbers(), Some(ch::TRAMPOLINE));
+        spec.filter = syscalls::seccomp_filter(Some(ch::TRAMPOLINE));
         spec.channel_fd = Some(chan.fd());
         spec
     }
@@ -126,7 +126,7 @@ impl Supervisor {
 
     /// A request the running thread posted: dispatched like the trapped
     /// call (a scheduling point), or sent back to be made as one.
-    pub(crate) fn on_request(&mut self, vtid: Vtid, mut req: Request) -> StepEnd {
+    pub(crate) fn on_request(&mut self, vtid: Vtid, mut req: ChannelRequest) -> StepEnd {
         let Some(th) = self.sim.threads.get_mut(&vtid) else {
             return StepEnd::Done;
         };
@@ -171,7 +171,7 @@ impl Supervisor {
     /// calls whose handlers never need the caller's registers qualify: reads
     /// and writes on sockets of the simulation, and sleeps.
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
-    fn trap_reply(&self, pid: i32, req: &Request) -> Option<u32> {
+    fn trap_reply(&self, pid: i32, req: &ChannelRequest) -> Option<u32> {
         use libc::*;
         match req.nr {
             SYS_clock_nanosleep => None,
@@ -187,7 +187,7 @@ impl Supervisor {
 
     /// Resumes a thread that waits on the channel: the answer its handler
     /// decided, delivered in its slot.
-    pub(crate) fn answer_request(&mut self, vtid: Vtid, req: Request, resume: Resume) {
+    pub(crate) fn answer_request(&mut self, vtid: Vtid, req: ChannelRequest, resume: Resume) {
         let (reply, ret) = match resume {
             Resume::Return(v) => (ch::REPLY_RETURN, v),
             Resume::Restart => (ch::REPLY_RESTART, 0),

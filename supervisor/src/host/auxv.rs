@@ -6,7 +6,7 @@
 use std::io;
 
 use crate::host::tracee;
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 
 const AT_NULL: u64 = 0;
 const AT_IGNORE: u64 = 1;

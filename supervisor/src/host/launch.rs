@@ -268,7 +268,7 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
                 libc::dup2(chan, faultline_channel::FD);
                 // The supervisor blocks SIGCHLD for the channel's sake; the
                 // program must not inherit that.
-                crate::fast_path::channel::sigchld_mask(libc::SIG_UNBLOCK);
+                sigchld_mask(libc::SIG_UNBLOCK);
             }
             // Descriptors faultline inherited (a shell's, `time -o`'s) must
             // not reach the program: they would shift the numbers its own
@@ -416,5 +416,18 @@ fn close_on_exec_from(first: libc::c_uint, keep: Option<libc::c_uint>) {
             range(fd + 1, libc::c_uint::MAX);
         }
         _ => range(first, libc::c_uint::MAX),
+    }
+}
+
+/// Blocks or unblocks SIGCHLD in the calling thread (the fast path's
+/// channel blocks it in the supervisor; a launched child unblocks it).
+/// Allocates nothing, so a forked child may call it before exec.
+pub(crate) fn sigchld_mask(how: libc::c_int) {
+    // SAFETY: plain signal-set calls on a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        libc::pthread_sigmask(how, &set, std::ptr::null_mut());
     }
 }

@@ -6,8 +6,9 @@
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 
-use super::fdprobe::{self, FdKind};
+use super::fdprobe;
 use super::heldfds::HeldFds;
+use crate::sim::fdkind::FdKind;
 use crate::sim::host_probe::{HostProbe, SigStatus, Unprobed};
 
 /// One process's handles.

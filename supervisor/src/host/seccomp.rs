@@ -37,17 +37,13 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 }
 
 /// Builds the filter program that traps exactly `trapped` (x86_64 numbers)
-/// and every number past the syscall table's last.
+/// and every number past `last`, the syscall table's last.
 /// Foreign-architecture and x32 calls are refused with ENOSYS: they would
-/// bypass the syscall table the supervisor understands.
-pub fn build_filter(trapped: &[i64]) -> Vec<libc::sock_filter> {
-    build_filter_exempting(trapped, None)
-}
-
-/// As [`build_filter`], but `futex` made from the 4 KiB page at
-/// `futex_page` runs natively: the LD_PRELOAD library's trampoline, whose
-/// waits on the channel must not stop in ptrace themselves.
-pub fn build_filter_exempting(trapped: &[i64], futex_page: Option<u64>) -> Vec<libc::sock_filter> {
+/// bypass the syscall table the supervisor understands. With `futex_page`,
+/// `futex` made from that 4 KiB page runs natively: the LD_PRELOAD
+/// library's trampoline, whose waits on the channel must not stop in
+/// ptrace themselves.
+pub fn build_filter(trapped: &[i64], last: i64, futex_page: Option<u64>) -> Vec<libc::sock_filter> {
     let mut prog = vec![
         stmt(BPF_LD_W_ABS, OFF_ARCH),
         jump(BPF_JEQ_K, AUDIT_ARCH_X86_64, 1, 0),
@@ -78,7 +74,7 @@ pub fn build_filter_exempting(trapped: &[i64], futex_page: Option<u64>) -> Vec<l
         let to_trace = (n - i + 1) as u8;
         prog.push(jump(BPF_JEQ_K, nr as u32, to_trace, 0));
     }
-    prog.push(jump(BPF_JGT_K, crate::sys::table::LAST as u32, 1, 0));
+    prog.push(jump(BPF_JGT_K, last as u32, 1, 0));
     prog.push(stmt(BPF_RET_K, SECCOMP_RET_ALLOW));
     prog.push(stmt(BPF_RET_K, SECCOMP_RET_TRACE));
     prog

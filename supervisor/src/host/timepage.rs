@@ -10,7 +10,8 @@ use std::ptr::NonNull;
 
 use crate::host::fdprobe;
 use crate::host::inject::{self, InjectError};
-use crate::host::tracee::{self, Memory};
+use crate::host::tracee;
+use crate::sim::memory::Memory;
 
 /// Bytes of the page.
 pub const PAGE_LEN: u64 = 4096;

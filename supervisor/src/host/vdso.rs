@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 
 use crate::host::timepage::{ShareError, Store, Target, PAGE_LEN};
 use crate::host::tracee;
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 
 /// The image as built by build.rs.
 const IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/faultline-vdso.so"));

@@ -6,7 +6,7 @@
 
 use std::os::fd::OwnedFd;
 
-use crate::host::fdprobe::FdKind;
+use crate::sim::fdkind::FdKind;
 
 /// faultline holds no pidfd for the process (it is gone, or pidfd_open
 /// failed), so none of its descriptors can be probed.

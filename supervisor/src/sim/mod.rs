@@ -3,9 +3,11 @@
 pub mod cputime;
 pub mod diagnostics;
 pub mod diskstate;
+pub mod fdkind;
 pub mod fileids;
 pub mod host_probe;
 pub mod machine;
+pub mod memory;
 pub mod netlink;
 pub mod netstate;
 pub mod output;

@@ -3,7 +3,7 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 
 /// Why a sockaddr could not be used; each maps to the errno Linux gives.
 #[derive(Debug, Clone, Copy)]
@@ -137,7 +137,7 @@ mod tests {
 
     #[test]
     fn write_out_truncates_to_the_buffer_and_reports_the_full_length() {
-        use crate::host::tracee::FakeMemory;
+        use crate::sim::memory::FakeMemory;
         let peer: SocketAddr = "127.77.0.3:40001".parse().unwrap();
         let mem = FakeMemory::default();
         mem.map(0x100, &[0xaa; 16]);

@@ -55,7 +55,7 @@ pub struct Timespec {
 }
 
 // SAFETY: two i64 fields, repr(C): no padding, every bit pattern valid.
-unsafe impl crate::host::tracee::Pod for Timespec {}
+unsafe impl crate::sim::memory::Pod for Timespec {}
 
 impl Timespec {
     /// Converts to nanoseconds; `None` for a negative or malformed value.

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::host::fdprobe::FdKind;
-use crate::host::tracee::Regs;
+use crate::sim::fdkind::FdKind;
+use crate::sim::memory::Regs;
 
 /// Virtual thread id: the order of creation, starting at 1. Deterministic,
 /// unlike host tids, so it is what traces and reports use.
@@ -251,6 +251,23 @@ pub enum ExitKind {
     Group,
 }
 
+/// A call the LD_PRELOAD library posted over the shared-memory channel
+/// (read from its slot by `fast_path::channel`); its thread waits in the
+/// library for the answer.
+#[derive(Debug, Clone, Copy)]
+pub struct ChannelRequest {
+    /// The slot it came in.
+    pub slot: usize,
+    /// Its sequence number, repeated in the answer.
+    pub seq: u32,
+    /// Syscall number.
+    pub nr: i64,
+    /// Arguments.
+    pub args: [u64; 6],
+    /// The caller's signal mask (it blocks everything while it waits).
+    pub mask: u64,
+}
+
 /// One traced thread.
 #[derive(Debug)]
 pub struct Thread {
@@ -282,7 +299,7 @@ pub struct Thread {
     pub connect_pending: Option<crate::sim::netstate::VsId>,
     /// The fast-path request it waits on an answer to (it is then blocked in
     /// the LD_PRELOAD library, not stopped in ptrace).
-    pub channel_wait: Option<crate::fast_path::channel::Request>,
+    pub channel_wait: Option<ChannelRequest>,
     /// The channel slot it posts in, freed when it is gone.
     pub channel_slot: Option<usize>,
     /// Its signal mask when the watchdog preempted it. Until it next stops

@@ -4,7 +4,7 @@
 //! high-resolution timers does.
 
 use super::{err, Action, Call};
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 
 /// The resolution of `clock` in nanoseconds; None for a clock Linux does

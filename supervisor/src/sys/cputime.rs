@@ -3,7 +3,7 @@
 //! the host's accounting, which differs on every run.
 
 use super::{err, ret, Action, Call};
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 use crate::sim::vclock::NS;
 
@@ -118,7 +118,7 @@ impl Sim {
 mod tests {
     use super::super::testing::{call, returned, world, zeroed, PID, VTID};
     use super::NS_PER_TICK;
-    use crate::host::tracee::Memory;
+    use crate::sim::memory::Memory;
     use crate::sim::vclock::{Timespec, MONOTONIC_BASE_NS, NS};
     use crate::sim::world::Thread;
 

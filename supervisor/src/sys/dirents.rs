@@ -12,8 +12,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 use super::{Action, Call};
-use crate::host::tracee::Memory;
 use crate::sim::fileids::Listing;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 use crate::sim::world::{ExitHook, Resume};
 

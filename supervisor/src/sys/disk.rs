@@ -6,10 +6,10 @@
 use std::path::PathBuf;
 
 use super::{err, pass, ret, table, Action, Call};
-use crate::host::fdprobe::FdKind;
-use crate::host::tracee::Memory;
 use crate::sim::diskstate::{normalize, FailedDiskCall};
+use crate::sim::fdkind::FdKind;
 use crate::sim::host_probe::HostProbe;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 use crate::sim::world::{DiskOp, ExitHook, Resume};
 
@@ -502,9 +502,9 @@ mod tests {
         add_disk, call, returned, world, zeroed, FakeHost, TempDir, DISK_AT, EPOCH_SECS, PID,
     };
     use super::super::Action;
-    use crate::host::fdprobe::FdKind;
-    use crate::host::tracee::Memory;
     use crate::sim::diskstate::FailedDiskCall;
+    use crate::sim::fdkind::FdKind;
+    use crate::sim::memory::Memory;
     use crate::sim::vclock::NS;
     use crate::sim::world::{DiskOp, ExitHook, Resume};
 

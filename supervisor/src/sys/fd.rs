@@ -3,9 +3,9 @@
 //! writes (hashed into the trace), and sockets (failing closed).
 
 use super::{err, pass, ret, Action, Call};
-use crate::host::fdprobe::FdKind;
-use crate::host::tracee::Memory;
+use crate::sim::fdkind::FdKind;
 use crate::sim::host_probe::HostProbe;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 use crate::sim::trace::hash_bytes;
 use crate::sim::world::{ExitHook, Resume, Wait, WaitKind};
@@ -287,8 +287,8 @@ impl Sim {
 mod tests {
     use super::super::testing::{call, parked, returned, world, zeroed, FakeHost, PID};
     use super::super::Action;
-    use crate::host::fdprobe::FdKind;
-    use crate::host::tracee::Memory;
+    use crate::sim::fdkind::FdKind;
+    use crate::sim::memory::Memory;
     use crate::sim::world::{Resume, WaitKind};
 
     const BUF: u64 = 0x1000;

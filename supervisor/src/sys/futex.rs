@@ -3,7 +3,7 @@
 //! keyed by (address space, address).
 
 use super::{err, ret, Action, Call};
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 use crate::sim::vclock::Timespec;
 use crate::sim::world::{Resume, ThreadState, Vtid, Wait, WaitKind};
@@ -209,7 +209,7 @@ mod tests {
     use super::super::testing::{call, parked, returned, world, zeroed, EPOCH_SECS, PID, VTID};
     use super::{FUTEX_CLOCK_REALTIME, FUTEX_WAKE_OP};
     use super::{FUTEX_CMP_REQUEUE, FUTEX_WAIT, FUTEX_WAIT_BITSET, FUTEX_WAKE, FUTEX_WAKE_BITSET};
-    use crate::host::tracee::{FakeMemory, Memory};
+    use crate::sim::memory::{FakeMemory, Memory};
     use crate::sim::state::Sim;
     use crate::sim::vclock::{Timespec, NS};
     use crate::sim::world::{Resume, Thread, ThreadState, Vtid, WaitKind};

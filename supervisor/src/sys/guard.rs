@@ -6,8 +6,8 @@
 
 use super::table::{self, Support};
 use super::{pass, Action, Call};
-use crate::host::fdprobe::FdKind;
-use crate::host::tracee::Memory;
+use crate::sim::fdkind::FdKind;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 
 impl Sim {
@@ -68,7 +68,7 @@ impl Sim {
 mod tests {
     use super::super::testing::{add_disk, call, returned, world, zeroed, PID};
     use super::super::Action;
-    use crate::host::fdprobe::FdKind;
+    use crate::sim::fdkind::FdKind;
     use crate::sim::state::Sim;
     use crate::sim::world::Resume;
 

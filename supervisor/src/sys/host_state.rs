@@ -5,7 +5,7 @@
 //! are.
 
 use super::{pass, Action, Call};
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 
 /// `/proc/<pid>/...` files that read the same in every run: set up by the
@@ -142,7 +142,7 @@ impl Sim {
 mod tests {
     use super::super::testing::{call, returned, world, zeroed, PID};
     use super::super::Action;
-    use crate::host::tracee::Memory;
+    use crate::sim::memory::Memory;
     use crate::sim::vclock::NS;
     use crate::sim::world::{Resume, SignalTimer, TimerOwner};
 

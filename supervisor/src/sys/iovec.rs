@@ -2,7 +2,7 @@
 //! sendmsg): iovec arrays and the `struct msghdr` fields faultline uses,
 //! read and written through the caller's `Memory`.
 
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 
 /// A (base, length) pair of an iovec array.
 pub(super) type IoVec = (u64, usize);
@@ -75,7 +75,7 @@ pub(super) fn read_msghdr(mem: &impl Memory, addr: u64) -> Option<MsgHdr> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::tracee::FakeMemory;
+    use crate::sim::memory::FakeMemory;
 
     #[test]
     fn gather_and_scatter_follow_the_iovecs_up_to_the_limit() {

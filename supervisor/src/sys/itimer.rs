@@ -5,7 +5,7 @@
 //! it).
 
 use super::Call;
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 use crate::sim::timers::Schedule;
 use crate::sim::vclock::Timespec;

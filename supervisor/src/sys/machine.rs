@@ -8,8 +8,8 @@
 use std::path::PathBuf;
 
 use super::{err, ret, Action, Call};
-use crate::host::tracee::Memory;
 use crate::sim::machine::{self, HostView, ProcView};
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 use crate::sim::vclock::{MONOTONIC_BASE_NS, NS};
 
@@ -242,8 +242,8 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::super::testing::{call, returned, world, zeroed, TempDir, PID};
-    use crate::host::tracee::Memory;
     use crate::sim::machine::{KERNEL_RELEASE, MEM_TOTAL};
+    use crate::sim::memory::Memory;
     use crate::sim::vclock::NS;
 
     const BUF: u64 = 0x1000;

@@ -35,9 +35,9 @@ pub(crate) mod timers;
 
 pub(crate) use poll::append_epoll_events;
 
-use crate::host::fdprobe::FdKind;
-use crate::host::tracee::{Memory, Regs};
+use crate::sim::fdkind::FdKind;
 use crate::sim::host_probe::HostProbe;
+use crate::sim::memory::{Memory, Regs};
 use crate::sim::state::Sim;
 use crate::sim::vclock::Timespec;
 use crate::sim::world::{Resume, Vtid, Wait};

@@ -8,8 +8,8 @@
 //! scans that re-run parked readiness waits live here too.
 
 use super::{err, ret, Action, Call};
-use crate::host::tracee::{Memory, Regs};
 use crate::sim::host_probe::HostProbe;
+use crate::sim::memory::{Memory, Regs};
 use crate::sim::netstate::event_bits;
 use crate::sim::state::Sim;
 use crate::sim::vclock::Timespec;

@@ -3,7 +3,7 @@
 
 use super::super::testing::{call, parked, returned, world, zeroed, FakeHost, PID, VTID};
 use super::super::Action;
-use crate::host::tracee::{FakeMemory, Memory};
+use crate::sim::memory::{FakeMemory, Memory};
 use crate::sim::state::Sim;
 use crate::sim::vclock::{Timespec, NS};
 use crate::sim::world::{ExitHook, Resume, ThreadState, Wait, WaitKind};

@@ -9,7 +9,7 @@
 use std::os::unix::fs::MetadataExt;
 
 use super::{err, pass, ret, Action, Call};
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 
 /// What a readlink of a `/proc` path reads.

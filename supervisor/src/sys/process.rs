@@ -3,7 +3,7 @@
 //! WNOHANG, parked until a child exits).
 
 use super::{pass, Action, Call};
-use crate::host::tracee::{Memory, Regs};
+use crate::sim::memory::{Memory, Regs};
 use crate::sim::state::Sim;
 use crate::sim::world::{ExitHook, ExitKind};
 use crate::sim::world::{Resume, ThreadState, Vtid, Wait, WaitKind};
@@ -107,7 +107,7 @@ fn nothing_reaped(mem: &impl Memory, saved: &Regs, ret: i64) -> bool {
 mod tests {
     use super::super::testing::{call, returned, world, zeroed, VTID};
     use super::super::Action;
-    use crate::host::tracee::Memory;
+    use crate::sim::memory::Memory;
     use crate::sim::world::{ExitHook, ExitKind, Resume, ThreadState, WaitKind};
 
     const ARGS: u64 = 0x1000;
@@ -184,7 +184,7 @@ mod tests {
     fn a_waitid_probe_that_reaped_nothing_parks_the_caller_until_a_child_exits() {
         let mut sim = world();
         // SAFETY: plain old data.
-        let mut saved: crate::host::tracee::Regs = unsafe { std::mem::zeroed() };
+        let mut saved: crate::sim::memory::Regs = unsafe { std::mem::zeroed() };
         saved.orig_rax = libc::SYS_waitid as u64;
         saved.rdx = ARGS;
         let info = zeroed(ARGS, 128);

@@ -9,7 +9,7 @@
 //! host's business: passed and reported as a host-state read.
 
 use super::{err, pass, ret, Action, Call};
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 use crate::sim::rlimits::Limit;
 use crate::sim::state::Sim;
 

@@ -2,7 +2,7 @@
 //! interface listing works and shows the simulated host (see netlink.rs).
 
 use super::{err, ret, Action, Call};
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 use crate::sim::world::{ExitHook, Resume};
 
@@ -143,7 +143,7 @@ mod tests {
     use super::super::testing::{call, returned, world, zeroed, PID};
     use super::super::Action;
     use super::SOCKADDR_NL_LEN;
-    use crate::host::tracee::{FakeMemory, Memory};
+    use crate::sim::memory::{FakeMemory, Memory};
     use crate::sim::world::{ExitHook, Resume};
 
     const FD: u64 = 7;

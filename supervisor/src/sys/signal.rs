@@ -5,8 +5,8 @@
 //! (`HostProbe::signals`); the engine's wake scan asks `signal_wakeup`.
 
 use super::{Action, Call};
-use crate::host::tracee::Memory;
 use crate::sim::host_probe::{HostProbe, SigStatus};
+use crate::sim::memory::Memory;
 use crate::sim::state::{Kill, Sim};
 use crate::sim::vclock::Timespec;
 use crate::sim::world::{resume_label, Resume, ThreadState, Vtid, Wait, WaitKind};
@@ -227,8 +227,8 @@ mod tests {
     use super::super::testing::{call, parked, returned, world, zeroed, FakeHost, PID, VTID};
     use super::super::Action;
     use super::{bit, Kill};
-    use crate::host::tracee::Memory;
     use crate::sim::host_probe::SigStatus;
+    use crate::sim::memory::Memory;
     use crate::sim::vclock::{Timespec, NS};
     use crate::sim::world::{Process, Resume, Thread, ThreadState, Wait, WaitKind};
 

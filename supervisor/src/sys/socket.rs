@@ -10,7 +10,7 @@ use vnet::{ConnectProgress, Domain, Kind, NetError, Shutdown};
 
 use super::iovec::{gather, read_iovecs, read_msghdr, scatter, MsgHdr};
 use super::{err, ret, Action, Call};
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 use crate::sim::netstate::VsId;
 use crate::sim::sockaddr as addrs;
 use crate::sim::state::Sim;
@@ -49,7 +49,7 @@ impl Sim {
     /// The virtual socket behind descriptor `fd` of process `pid`, if any.
     pub(crate) fn vsock(&self, pid: i32, fd: i32) -> Option<VsId> {
         match self.procs.get(&pid)?.fds.get(&fd) {
-            Some(crate::host::fdprobe::FdKind::Socket(vs)) => Some(*vs),
+            Some(crate::sim::fdkind::FdKind::Socket(vs)) => Some(*vs),
             _ => None,
         }
     }
@@ -257,7 +257,7 @@ impl Sim {
                     }
                     F_DUPFD | F_DUPFD_CLOEXEC => Action::Now(Resume::PassThenExit(
                         None,
-                        ExitHook::DupFd(crate::host::fdprobe::FdKind::Socket(vs)),
+                        ExitHook::DupFd(crate::sim::fdkind::FdKind::Socket(vs)),
                     )),
                     _ => Action::Now(Resume::Pass),
                 }
@@ -278,7 +278,7 @@ impl Sim {
             },
             SYS_dup => Action::Now(Resume::PassThenExit(
                 None,
-                ExitHook::DupFd(crate::host::fdprobe::FdKind::Socket(vs)),
+                ExitHook::DupFd(crate::sim::fdkind::FdKind::Socket(vs)),
             )),
             _ => self.unsupported(
                 c,
@@ -533,7 +533,7 @@ impl Sim {
         let vs = self.net.add(opened.net, opened.nonblocking);
         if let Some(p) = self.procs.get_mut(&pid) {
             p.fds
-                .insert(fd as i32, crate::host::fdprobe::FdKind::Socket(vs));
+                .insert(fd as i32, crate::sim::fdkind::FdKind::Socket(vs));
         }
         if let Some((addr, lenp, sa)) = opened.peer {
             let inet6 = self

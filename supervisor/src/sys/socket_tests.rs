@@ -3,7 +3,7 @@
 use super::super::testing::{call, parked, returned, world, zeroed, PID};
 use super::super::Action;
 use super::WANT_READ;
-use crate::host::tracee::{FakeMemory, Memory};
+use crate::sim::memory::{FakeMemory, Memory};
 use crate::sim::netstate::VsId;
 use crate::sim::state::Sim;
 use crate::sim::vclock::NS;

@@ -5,8 +5,8 @@
 //! order first seen and a fixed time.
 
 use super::{Action, Call};
-use crate::host::tracee::Memory;
 use crate::sim::fileids::{DiskFile, Identity, StatLayout};
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 use crate::sim::vclock::NS;
 use crate::sim::world::{ExitHook, Resume};
@@ -146,9 +146,9 @@ mod tests {
     use super::super::testing::{add_disk, call, world, zeroed, DISK_AT, PID};
     use super::super::Action;
     use super::{StatBuf, StatxBuf};
-    use crate::host::fdprobe::FdKind;
-    use crate::host::tracee::{FakeMemory, Memory};
+    use crate::sim::fdkind::FdKind;
     use crate::sim::fileids::{DiskFile, StatLayout};
+    use crate::sim::memory::{FakeMemory, Memory};
     use crate::sim::state::Sim;
     use crate::sim::world::{ExitHook, Resume};
 

@@ -7,7 +7,7 @@
 //! that checks for tmpfs or procfs still sees it).
 
 use super::{Action, Call};
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 use crate::sim::world::{ExitHook, Resume};
 
@@ -94,7 +94,7 @@ mod tests {
     use super::super::testing::{add_disk, call, world, zeroed, DISK_AT};
     use super::super::Action;
     use super::{StatfsBuf, BLOCK, EXT4_SUPER_MAGIC, OTHER_FREE, OTHER_SIZE};
-    use crate::host::tracee::Memory;
+    use crate::sim::memory::Memory;
     use crate::sim::world::{ExitHook, Resume};
 
     const BUF: u64 = 0x2000;

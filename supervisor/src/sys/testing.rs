@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::Call;
-use crate::host::fdprobe::FdKind;
-use crate::host::tracee::FakeMemory;
 use crate::sim::diskstate::NodeDisk;
+use crate::sim::fdkind::FdKind;
 use crate::sim::host_probe::{HostProbe, SigStatus, Unprobed};
+use crate::sim::memory::FakeMemory;
 use crate::sim::netstate::NetState;
 use crate::sim::scheduler::SchedulePolicy;
 use crate::sim::state::Sim;

@@ -1,7 +1,7 @@
 //! Clock reads and sleeps, answered from virtual time.
 
 use super::{err, ret, Action, Call};
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 use crate::sim::vclock::{Timespec, NS};
 use crate::sim::world::{Resume, SignalTimer, TimerOwner, Wait, WaitKind};
@@ -183,7 +183,7 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::super::testing::{call, parked, returned, world, zeroed, EPOCH_SECS, PID};
-    use crate::host::tracee::Memory;
+    use crate::sim::memory::Memory;
     use crate::sim::vclock::{Timespec, MONOTONIC_BASE_NS, NS};
     use crate::sim::world::{TimerOwner, WaitKind};
 

@@ -13,9 +13,9 @@ use std::collections::BTreeSet;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use super::{err, pass, ret, Action, Call};
-use crate::host::fdprobe::FdKind;
-use crate::host::tracee::Memory;
+use crate::sim::fdkind::FdKind;
 use crate::sim::host_probe::HostProbe;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 use crate::sim::timers::{FdTimer, Schedule};
 use crate::sim::world::{ExitHook, Resume};
@@ -242,8 +242,8 @@ mod tests {
 
     use super::super::testing::{call, parked, returned, world, zeroed, FakeHost, PID};
     use super::super::Action;
-    use crate::host::fdprobe::FdKind;
-    use crate::host::tracee::Memory;
+    use crate::sim::fdkind::FdKind;
+    use crate::sim::memory::Memory;
     use crate::sim::state::Sim;
     use crate::sim::timers::FdTimer;
     use crate::sim::vclock::{Timespec, NS};

@@ -7,7 +7,7 @@
 //! SIGEV_THREAD uses). SIGEV_NONE timers only count down.
 
 use super::{err, ret, Action, Call};
-use crate::host::tracee::Memory;
+use crate::sim::memory::Memory;
 use crate::sim::state::Sim;
 use crate::sim::timers::{PosixTimer, Schedule};
 use crate::sim::vclock::Timespec;
@@ -32,7 +32,7 @@ struct SigEvent {
 }
 
 // SAFETY: a plain C struct of integers; any bytes are a valid value.
-unsafe impl crate::host::tracee::Pod for SigEvent {}
+unsafe impl crate::sim::memory::Pod for SigEvent {}
 
 /// Sends timer `id`'s signal with the siginfo the kernel gives it.
 pub(crate) fn queue_timer_signal(pid: i32, tid: i32, sig: i32, id: i32, value: u64) {
@@ -210,7 +210,7 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::super::testing::{call, returned, world, zeroed, PID};
-    use crate::host::tracee::{FakeMemory, Memory};
+    use crate::sim::memory::{FakeMemory, Memory};
     use crate::sim::state::Sim;
     use crate::sim::vclock::{Timespec, NS};
     use crate::sim::world::{SignalTimer, Thread, TimerOwner};

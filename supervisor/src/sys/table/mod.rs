@@ -188,6 +188,13 @@ pub fn trapped_numbers() -> Vec<i64> {
         .collect()
 }
 
+/// The seccomp filter the table asks for: its trapped calls and every
+/// number past [`LAST`] stop in the supervisor (`futex_page`: see
+/// `host::seccomp::build_filter`).
+pub fn seccomp_filter(futex_page: Option<u64>) -> Vec<libc::sock_filter> {
+    crate::host::seccomp::build_filter(&trapped_numbers(), LAST, futex_page)
+}
+
 /// The name of call `nr`, for traces and reports.
 pub fn name(nr: i64) -> &'static str {
     row(nr).map(Row::name).unwrap_or("unknown")
