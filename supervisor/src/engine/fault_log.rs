@@ -7,37 +7,15 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::{FaultRecord, Supervisor};
-use crate::scenario::plan::{FaultEvent, Scheduled};
+use crate::scenario::plan::{PlannedEvent, Scheduled};
 
 /// The kind of a faults.json record that only holds a plan event that did
 /// nothing or came after the end: kept for the plan, left out of the
 /// timelines, which show what happened.
 pub const UNAPPLIED: &str = "unapplied";
-
-/// A plan event as faults.json records it: enough to plan it again exactly.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PlannedEvent {
-    /// The fault it belongs to (a crash and its restart share the number).
-    pub fault: u32,
-    /// When it was planned (virtual ns): the record's `t` may be a step later.
-    pub at: u64,
-    /// What it does, with every parameter.
-    pub event: FaultEvent,
-}
-
-impl PlannedEvent {
-    /// The plan entry again.
-    pub fn scheduled(&self) -> Scheduled {
-        Scheduled {
-            t: self.at,
-            event: self.event.clone(),
-            fault: Some(self.fault),
-        }
-    }
-}
 
 /// The files and directory entries a disk fault touched, as the program
 /// sees their paths; empty for the faults of the network and of processes.

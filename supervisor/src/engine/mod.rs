@@ -239,7 +239,7 @@ pub struct FaultRecord {
     /// The plan event this record is the first effect of (what
     /// `run --schedule` runs again).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub planned: Option<fault_log::PlannedEvent>,
+    pub planned: Option<crate::scenario::plan::PlannedEvent>,
 }
 
 /// What the running thread did before the scheduler may pick again.

@@ -88,3 +88,25 @@ pub struct Scheduled {
     /// itself (the restart of a node with `restart_on_exit`).
     pub fault: Option<u32>,
 }
+
+/// A plan event as faults.json records it: enough to plan it again exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedEvent {
+    /// The fault it belongs to (a crash and its restart share the number).
+    pub fault: u32,
+    /// When it was planned (virtual ns): the record's `t` may be a step later.
+    pub at: u64,
+    /// What it does, with every parameter.
+    pub event: FaultEvent,
+}
+
+impl PlannedEvent {
+    /// The plan entry again.
+    pub fn scheduled(&self) -> Scheduled {
+        Scheduled {
+            t: self.at,
+            event: self.event.clone(),
+            fault: Some(self.fault),
+        }
+    }
+}

@@ -7,7 +7,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-pub use super::fault_event::{FaultEvent, Scheduled};
+pub use super::fault_event::{FaultEvent, PlannedEvent, Scheduled};
 pub use super::fault_spec::{FaultSpec, Groups, Outage, PlanRules};
 use crate::sim::seeds::Streams;
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::engine::fault_log::PlannedEvent;
+use crate::scenario::plan::PlannedEvent;
 use crate::scenario::plan::{FaultEvent, Groups, Scheduled};
 use crate::scenario::Scenario;
 
