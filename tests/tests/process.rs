@@ -198,6 +198,31 @@ per_linkage!(
     no_process_survives_killed_supervisor
 );
 
+/// `kill(child, SIGKILL); waitpid(child)`: the kernel kills the child on
+/// its own time, so faultline waits for its end before the next scheduling
+/// decision. Before, the parent's wait could find the child still there:
+/// some runs deadlocked, others let virtual time jump to the child's
+/// hour-long sleep. Four runs, one outcome.
+fn a_killed_child_is_reaped_before_its_parent_waits(program: Program) {
+    let exec = Exec::program(program).seed(1);
+    let first = run_twice(&exec);
+    first.expect_success();
+    assert!(first.out().ends_with("stdin closed\n"), "\n{first}");
+    let summary = first.summary();
+    assert!(
+        summary.vtime_secs < 1.0,
+        "virtual time jumped to the dead child's sleep: {}s\n{first}",
+        summary.vtime_secs
+    );
+    let again = run_twice(&exec);
+    assert_eq!(again.summary().trace_hash, summary.trace_hash, "\n{again}");
+}
+per_linkage!(
+    a_killed_child_is_reaped_before_its_parent_waits,
+    Program::c("orphan"),
+    a_killed_child_is_reaped_before_its_parent_waits
+);
+
 fn pids_follow_creation_order(program: Program) {
     let run = run_twice(&Exec::program(program).seed(5));
     run.expect_success();

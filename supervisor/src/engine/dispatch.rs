@@ -35,7 +35,7 @@ impl Supervisor {
         let mut trace_args: Vec<i64> = Vec::new();
         let in_place = self.answers_in_place(&call);
         let action = self.sim.handle(&call, &self.host_fds, &mut trace_args);
-        self.act_on_call_effects();
+        self.act_on_call_effects(call.tid);
         if let (true, Action::Now(Resume::Return(v))) = (in_place, &action) {
             return_in_place(call.tid, regs, *v);
             return false;
@@ -60,14 +60,15 @@ impl Supervisor {
         true
     }
 
-    /// Acts on what the call just handled left for the engine: the disk
-    /// calls vfs failed go to the fault log, and the targets of the signals
-    /// it let go are watched.
-    fn act_on_call_effects(&mut self) {
+    /// Acts on what the call of thread `tid` just handled left for the
+    /// engine: the disk calls vfs failed go to the fault log, and the
+    /// targets of the signals it let go (sent when the thread next runs)
+    /// are watched.
+    fn act_on_call_effects(&mut self, tid: i32) {
         self.log_failed_disk_calls();
         for kill in std::mem::take(&mut self.sim.signals_let_go) {
             for pid in kill.targets {
-                self.signal_sent(pid, kill.sig);
+                self.signal_sent(pid, kill.sig, Some(tid));
             }
         }
     }

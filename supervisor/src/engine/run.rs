@@ -33,6 +33,9 @@ impl Supervisor {
             {
                 break Ending::Stuck;
             }
+            if let Err(e) = self.settle_doomed() {
+                break Ending::Internal(e.to_string());
+            }
             if let Err(e) = self.apply_faults() {
                 break Ending::Internal(e.to_string());
             }
@@ -168,7 +171,7 @@ impl Supervisor {
             self.sim
                 .trace
                 .record(now, 0, "signal_timer", &[vpid, sig as i64], "sent");
-            self.signal_sent(pid, sig);
+            self.signal_sent(pid, sig, None);
         }
         self.sim.signal_timers.retain(|t| t.at > now);
     }

@@ -8,12 +8,16 @@ use crate::sim::memory::Memory;
 use crate::sim::world::*;
 
 impl Supervisor {
-    /// The kernel is let to send signal `sig` to process `pid`: its parked
-    /// threads are checked at the next scheduling point, and a SIGKILL
-    /// dooms it.
-    pub(crate) fn signal_sent(&mut self, pid: i32, sig: i32) {
+    /// The kernel is let to send signal `sig` to process `pid`, now or,
+    /// when `by` names the thread whose call sends it, when that thread
+    /// next runs: its parked threads are checked at the next scheduling
+    /// point, and a SIGKILL dooms it.
+    pub(crate) fn signal_sent(&mut self, pid: i32, sig: i32, by: Option<i32>) {
         if sig == libc::SIGKILL {
-            self.waits.doom(pid);
+            match by {
+                Some(tid) => self.waits.will_doom(tid, pid),
+                None => self.waits.doom(pid),
+            }
         }
         self.signal_checks.insert(pid);
     }

@@ -16,7 +16,7 @@ impl Supervisor {
             unreachable!("picked a thread that is not ready");
         };
         let passing = matches!(resume, Resume::Pass | Resume::PassThenExit(..)).then_some(&th.regs);
-        self.waits.step_starts(th.pid, passing);
+        self.waits.step_starts(th.pid, th.tid, passing);
         let procs = &self.sim.procs;
         self.waits.forget(|p| procs.contains_key(&p));
         if matches!(

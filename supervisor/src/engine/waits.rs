@@ -6,7 +6,7 @@
 //! tracee, as before, until the doomed processes are gone; their stops are
 //! handled by `handle_other` when they come.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::Supervisor;
 use crate::host::fdprobe;
@@ -21,12 +21,20 @@ pub(crate) struct WaitScope {
     wide_step: bool,
     /// Processes sent a SIGKILL and not yet reaped (host pids).
     doomed: BTreeSet<i32>,
+    /// Processes a thread's call will send a SIGKILL to when that thread
+    /// next runs (by the caller's host tid): the call was decided, not yet
+    /// made.
+    to_doom: BTreeMap<i32, Vec<i32>>,
 }
 
 impl WaitScope {
-    /// A new step of a thread of `pid` starts; `passing` holds the
+    /// A new step of thread `tid` of `pid` starts; `passing` holds the
     /// registers of the call it passes to the kernel, if any.
-    pub(crate) fn step_starts(&mut self, pid: i32, passing: Option<&Regs>) {
+    pub(crate) fn step_starts(&mut self, pid: i32, tid: i32, passing: Option<&Regs>) {
+        let decided = self.to_doom.remove(&tid).unwrap_or_default();
+        if passing.is_some() {
+            self.doomed.extend(decided);
+        }
         let nr = passing.map_or(-1, |r| r.orig_rax as i64);
         if nr == libc::SYS_pidfd_send_signal {
             let regs = passing.expect("passed call");
@@ -62,6 +70,12 @@ impl WaitScope {
         self.doomed.insert(pid);
     }
 
+    /// The call of thread `tid` will send `pid` a SIGKILL when the thread
+    /// next runs: `pid` is doomed from then on.
+    pub(crate) fn will_doom(&mut self, tid: i32, pid: i32) {
+        self.to_doom.entry(tid).or_default().push(pid);
+    }
+
     /// Drops the doomed processes that `alive` says are gone.
     pub(crate) fn forget(&mut self, alive: impl Fn(i32) -> bool) {
         self.doomed.retain(|&p| alive(p));
@@ -69,6 +83,11 @@ impl WaitScope {
 
     fn wide(&self) -> bool {
         self.wide_step || !self.doomed.is_empty()
+    }
+
+    /// Whether a process was sent a SIGKILL and is not reaped yet.
+    fn any_doomed(&self) -> bool {
+        !self.doomed.is_empty()
     }
 }
 
@@ -79,6 +98,24 @@ impl Supervisor {
         match self.sim.threads.get(&vtid) {
             Some(t) if self.group_exit.is_none() && !self.waits.wide() => t.tid,
             _ => -1,
+        }
+    }
+
+    /// Waits until every process sent a SIGKILL is gone. The kernel kills
+    /// it on its own time, so without this its end (and the wake-up of a
+    /// parent waiting for it) would come at whichever scheduling point wall
+    /// time put it at: a `kill(child, SIGKILL); waitpid(child)` could find
+    /// the child still there, and the run would deadlock or let virtual
+    /// time jump, differently from run to run.
+    pub(crate) fn settle_doomed(&mut self) -> std::io::Result<()> {
+        loop {
+            let procs = &self.sim.procs;
+            self.waits.forget(|p| procs.contains_key(&p));
+            if !self.waits.any_doomed() {
+                return Ok(());
+            }
+            let (who, status) = self.wait_on(-1)?;
+            self.handle_other(who, status);
         }
     }
 
