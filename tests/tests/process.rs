@@ -10,7 +10,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use faultline_e2e::checks::run_twice;
-use faultline_e2e::exec::{drain, kill_group};
+use faultline_e2e::exec::{drain, kill_group, run_command};
 use faultline_e2e::paths::scratch_dir;
 use faultline_e2e::procs::{descendants, ProcInfo};
 use faultline_e2e::{per_linkage, Exec, Program};
@@ -113,6 +113,40 @@ fn etcd_version_runs_deterministically() {
     assert_eq!(
         run.stdout, native.stdout,
         "etcd --version prints differently under faultline\n{run}"
+    );
+}
+
+/// Started the way a background shell or nohup starts it (SIGINT, SIGQUIT
+/// and SIGHUP ignored, SIGUSR1 blocked), faultline gives the program the
+/// same start as from a terminal: Go installs no handler for an ignored
+/// SIGINT, so before the signal state was reset etcd's trace had one
+/// `rt_sigaction` fewer (860 events or 863, by how faultline was started).
+#[test]
+fn inherited_signal_state_does_not_reach_the_program() {
+    use std::os::unix::process::CommandExt;
+    let exec = Exec::new(ETCD).arg("--version").seed(23);
+    let plain = exec.run();
+    plain.expect_success();
+    let mut command = exec.command();
+    // SAFETY: only signal calls, async-signal-safe, between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP] {
+                libc::signal(sig, libc::SIG_IGN);
+            }
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGUSR1);
+            libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            Ok(())
+        });
+    }
+    let ignoring = run_command(command, Duration::from_secs(120));
+    ignoring.expect_success();
+    assert_eq!(
+        ignoring.summary().trace_hash,
+        plain.summary().trace_hash,
+        "started with signals ignored and blocked\n{ignoring}\nfrom a terminal\n{plain}"
     );
 }
 

@@ -21,6 +21,10 @@ impl Supervisor {
     /// false if the call was answered in place and the thread runs on (the
     /// step goes on), true if the thread reached a scheduling point.
     pub(crate) fn dispatch(&mut self, vtid: Vtid, regs: Regs) -> bool {
+        // A SIGKILL the caller's step sent has its effect before the call
+        // is decided, not whenever the kernel delivers it (a failure to
+        // wait shows at the run loop's next settle, which ends the run).
+        let _ = self.settle_doomed();
         self.tell_descriptor_changes();
         let th = &self.sim.threads[&vtid];
         let mem = crate::host::tracee::Process(th.pid);

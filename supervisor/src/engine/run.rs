@@ -48,6 +48,9 @@ impl Supervisor {
             }
             self.sim.net.advance(self.sim.clock.now());
             self.fire_signal_timers();
+            if let Err(e) = self.settle_doomed() {
+                break Ending::Internal(e.to_string());
+            }
             self.sim.fire_timerfds();
             self.check_signals();
             self.wake_due();

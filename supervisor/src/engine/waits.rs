@@ -2,9 +2,10 @@
 //! tracee on each stop; `waitpid(tid)` finds the one thread at once. Only
 //! the running thread changes state while the others sit in ptrace stops,
 //! except when a SIGKILL wakes them: an exit or exec of a whole process, or
-//! a SIGKILL sent to other processes. Around those the engine waits on any
-//! tracee, as before, until the doomed processes are gone; their stops are
-//! handled by `handle_other` when they come.
+//! a signal call. Around those the engine waits on any tracee; their stops
+//! are handled by `handle_other` when they come. Processes sent a SIGKILL
+//! are waited for before the next decision (`settle_doomed`), so their
+//! deaths come at the same point of every run.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -32,6 +33,12 @@ impl WaitScope {
     /// registers of the call it passes to the kernel, if any.
     pub(crate) fn step_starts(&mut self, pid: i32, tid: i32, passing: Option<&Regs>) {
         let decided = self.to_doom.remove(&tid).unwrap_or_default();
+        // A SIGKILL only to other processes leaves this step narrow: their
+        // deaths wait in the kernel until the next decision settles them
+        // (`settle_doomed`), so they come at the same point of every run.
+        // Reaped during the step, a death would reach its parent (SIGCHLD)
+        // before or after the killer's next call, as wall time had it.
+        let kills_others_only = !decided.is_empty() && !decided.contains(&pid);
         if passing.is_some() {
             self.doomed.extend(decided);
         }
@@ -46,17 +53,18 @@ impl WaitScope {
                 }
             }
         }
-        self.wide_step = matches!(
-            nr,
-            libc::SYS_execve
-                | libc::SYS_execveat
-                | libc::SYS_kill
-                | libc::SYS_tkill
-                | libc::SYS_tgkill
-                | libc::SYS_rt_sigqueueinfo
-                | libc::SYS_rt_tgsigqueueinfo
-                | libc::SYS_pidfd_send_signal
-        );
+        self.wide_step = !kills_others_only
+            && matches!(
+                nr,
+                libc::SYS_execve
+                    | libc::SYS_execveat
+                    | libc::SYS_kill
+                    | libc::SYS_tkill
+                    | libc::SYS_tgkill
+                    | libc::SYS_rt_sigqueueinfo
+                    | libc::SYS_rt_tgsigqueueinfo
+                    | libc::SYS_pidfd_send_signal
+            );
     }
 
     /// The running thread is exiting: its process's other threads may be
@@ -82,7 +90,7 @@ impl WaitScope {
     }
 
     fn wide(&self) -> bool {
-        self.wide_step || !self.doomed.is_empty()
+        self.wide_step
     }
 
     /// Whether a process was sent a SIGKILL and is not reaped yet.
@@ -106,7 +114,8 @@ impl Supervisor {
     /// parent waiting for it) would come at whichever scheduling point wall
     /// time put it at: a `kill(child, SIGKILL); waitpid(child)` could find
     /// the child still there, and the run would deadlock or let virtual
-    /// time jump, differently from run to run.
+    /// time jump, differently from run to run. Called before every decision:
+    /// a trapped call's and the run loop's.
     pub(crate) fn settle_doomed(&mut self) -> std::io::Result<()> {
         loop {
             let procs = &self.sim.procs;

@@ -15,7 +15,6 @@ use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use faultline_channel as ch;
 
-use crate::host::launch::sigchld_mask;
 use crate::sim::world::ChannelRequest;
 
 /// The doorbell the SIGCHLD handler rings (null: no channel in this process).
@@ -197,6 +196,17 @@ impl Drop for Channel {
         DOORBELL.store(std::ptr::null_mut(), Ordering::Release);
         sigchld_mask(libc::SIG_UNBLOCK);
         unsafe { libc::munmap(self.base as *mut libc::c_void, ch::SIZE) };
+    }
+}
+
+/// Blocks or unblocks SIGCHLD in the calling thread.
+fn sigchld_mask(how: libc::c_int) {
+    // SAFETY: plain signal-set calls on a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        libc::pthread_sigmask(how, &set, std::ptr::null_mut());
     }
 }
 

@@ -266,10 +266,8 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
             }
             if let Some(chan) = spec.channel_fd {
                 libc::dup2(chan, faultline_channel::FD);
-                // The supervisor blocks SIGCHLD for the channel's sake; the
-                // program must not inherit that.
-                sigchld_mask(libc::SIG_UNBLOCK);
             }
+            default_signal_state();
             // Descriptors faultline inherited (a shell's, `time -o`'s) must
             // not reach the program: they would shift the numbers its own
             // opens get, and so its trace, from one invocation to another.
@@ -419,15 +417,22 @@ fn close_on_exec_from(first: libc::c_uint, keep: Option<libc::c_uint>) {
     }
 }
 
-/// Blocks or unblocks SIGCHLD in the calling thread (the fast path's
-/// channel blocks it in the supervisor; a launched child unblocks it).
-/// Allocates nothing, so a forked child may call it before exec.
-pub(crate) fn sigchld_mask(how: libc::c_int) {
-    // SAFETY: plain signal-set calls on a local set.
+/// Puts every signal back to its default action and unblocks them all.
+/// The signal state faultline inherited must not reach the program, whose
+/// start would depend on how faultline was started: a background shell
+/// ignores SIGINT and SIGQUIT, nohup ignores SIGHUP (and Go installs no
+/// handler for an ignored SIGINT or SIGHUP, a different trace), and the
+/// supervisor blocks SIGCHLD for the fast path's channel. Only
+/// async-signal-safe calls: for a forked child before exec.
+fn default_signal_state() {
+    // SAFETY: plain signal calls on a local set; numbers the kernel or libc
+    // refuses (SIGKILL, SIGSTOP, libc's own) fail harmlessly.
     unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGCHLD);
-        libc::pthread_sigmask(how, &set, std::ptr::null_mut());
+        for sig in 1..=64 {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
     }
 }
