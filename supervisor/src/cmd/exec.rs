@@ -77,6 +77,7 @@ fn try_run(args: &ExecArgs) -> Result<i32, ExecError> {
         output: None,
         mounts: Vec::new(),
         channel_fd: None,
+        notify_filter: None,
         cwd: None,
     };
     let trace_file = match &args.trace {

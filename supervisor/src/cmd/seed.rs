@@ -276,6 +276,7 @@ fn build(job: &SeedJob, seed: u64, dir: &Path) -> Result<Built, SeedError> {
             output: Some((out.as_raw_fd(), err.as_raw_fd())),
             mounts: Vec::new(),
             channel_fd: None,
+            notify_filter: None,
             cwd: Some(job.node_cwd()),
         };
         if let Some(data_dir) = &node.data_dir {
@@ -506,6 +507,7 @@ fn probe_specs(
                 output: Some((out.as_raw_fd(), err.as_raw_fd())),
                 mounts: Vec::new(),
                 channel_fd: None,
+                notify_filter: None,
                 cwd: Some(cwd.to_path_buf()),
             },
             every: inv.every,

@@ -33,6 +33,7 @@ pub fn config(sim: &SimArgs, seed: u64) -> Result<Config, SettingsError> {
         signals_at: Vec::new(),
         until_ns: None,
         vdso: !sim.no_vdso,
+        notify: sim.notify,
         go_yields: sim.go_yields,
         preload: sim.preload,
         clock_step_every: sim.clock_step_every,

@@ -106,7 +106,11 @@ impl Supervisor {
         host: &str,
     ) -> Result<(i32, Vtid), launch::LaunchError> {
         let host_id = self.sim.net.hosts[host];
-        let pid = launch::spawn(&self.launch_spec(spec))?;
+        let spawned = launch::spawn(&self.with_notify_filter(self.launch_spec(spec)))?;
+        let pid = spawned.pid;
+        if let (Some(n), Some(l)) = (&mut self.notify, spawned.listener) {
+            n.adopt(pid, crate::host::notify::Listener::new(l));
+        }
         let mm = self.new_mm();
         self.add_process(pid, None, mm);
         self.sim.procs.get_mut(&pid).expect("new root").host = host_id;
@@ -149,6 +153,9 @@ impl Supervisor {
         let vpid = self.next_vpid;
         self.next_vpid += 1;
         self.host_fds.open(pid);
+        if let (Some(n), Some(parent)) = (&mut self.notify, parent) {
+            n.inherit(parent, pid);
+        }
         self.sim.procs.insert(
             pid,
             Process {
@@ -251,6 +258,9 @@ impl Supervisor {
             return;
         };
         self.host_fds.close(pid);
+        if let Some(n) = &mut self.notify {
+            n.forget(pid);
+        }
         // Its descriptors closed: a pipe's other end may now see EOF.
         self.sim.descriptors_changed();
         self.sim.cpu.process_gone(pid, p.parent);

@@ -11,6 +11,7 @@ mod faults;
 mod go_yields;
 mod lifecycle;
 mod net_disk_faults;
+mod notified;
 mod pause;
 pub mod probes;
 mod run;
@@ -63,6 +64,9 @@ pub struct Config {
     pub signals_at: Vec<(u64, i32)>,
     /// Put faultline's vDSO in every process, so clock reads need no stop.
     pub vdso: bool,
+    /// Send the hottest calls as seccomp notifications instead of ptrace
+    /// stops (`host::notify`); off with the preload channel.
+    pub notify: bool,
     /// Make the Go runtime's yield a scheduling point in Go programs.
     pub go_yields: bool,
     /// Every N-th clock read of an address space is a scheduling point that
@@ -156,6 +160,8 @@ pub struct Supervisor {
     pub(crate) channel: Option<crate::fast_path::channel::Channel>,
     /// The LD_PRELOAD library's path, when the fast path is on.
     pub(crate) preload_lib: Option<String>,
+    /// The listeners of the notified calls, when that path is on.
+    pub(crate) notify: Option<crate::host::notify::Notifier>,
     /// The launched programs (one per node), in launch order.
     roots: Vec<Root>,
     /// The fault plan: events at virtual times, in time order.
@@ -266,6 +272,16 @@ impl Supervisor {
             }
             None => (None, None),
         };
+        // Also before the watchdog thread, which inherits the SIGCHLD block.
+        let notify =
+            match (cfg.notify && channel.is_none()).then(crate::host::notify::Notifier::new) {
+                Some(Ok(n)) => Some(n),
+                Some(Err(why)) => {
+                    eprintln!("faultline: warning: seccomp notifications are off: {why}");
+                    None
+                }
+                None => None,
+            };
         let watchdog = Watchdog::start(cfg.spin_limit);
         Supervisor {
             sim: Sim::new(cfg.seed, cfg.epoch_secs, cfg.cpus, cfg.schedule, trace, net),
@@ -278,6 +294,7 @@ impl Supervisor {
             fast_calls: 0,
             channel,
             preload_lib,
+            notify,
             roots: Vec::new(),
             plan,
             fault_log: Vec::new(),

@@ -32,6 +32,15 @@ impl Supervisor {
                 .run_until_stopped(vtid)
                 .map_err(|e| std::io::Error::other(e.to_string()));
         }
+        if let Some(id) = th.notified.take() {
+            if !self.answer_notified(vtid, id, resume) {
+                self.step_ended();
+                return Ok(());
+            }
+            return self
+                .run_until_stopped(vtid)
+                .map_err(|e| std::io::Error::other(e.to_string()));
+        }
         if !th.started {
             self.wait_initial_stop(vtid)?;
         }
@@ -94,7 +103,7 @@ impl Supervisor {
 
     /// `tid` of `pid` is about to run: its time page is current and the
     /// watchdog watches it.
-    fn about_to_run(&mut self, pid: i32, tid: i32) {
+    pub(super) fn about_to_run(&mut self, pid: i32, tid: i32) {
         self.refresh_vdso(pid);
         self.watchdog.running(pid, tid);
     }
@@ -128,6 +137,13 @@ impl Supervisor {
                 crate::fast_path::channel::Event::Stop(who, status) => (who, status),
                 crate::fast_path::channel::Event::Request(req) => {
                     if let StepEnd::Done = self.on_request(vtid, req) {
+                        self.step_ended();
+                        return Ok(());
+                    }
+                    continue;
+                }
+                crate::fast_path::channel::Event::Notified(n) => {
+                    if let StepEnd::Done = self.on_notification(vtid, n) {
                         self.step_ended();
                         return Ok(());
                     }
@@ -174,18 +190,7 @@ impl Supervisor {
         let sig = libc::WSTOPSIG(status);
         let event = (status >> 16) & 0xff;
         match event {
-            libc::PTRACE_EVENT_SECCOMP => {
-                match tracee::get_regs(tid) {
-                    Ok(regs) => {
-                        self.sim.threads.get_mut(&vtid).expect("thread").regs = regs;
-                        if !self.dispatch(vtid, regs) {
-                            return StepEnd::Running;
-                        }
-                    }
-                    Err(_) => self.mark_dying(vtid),
-                }
-                StepEnd::Done
-            }
+            libc::PTRACE_EVENT_SECCOMP => self.decide_at_stop(vtid, tid),
             libc::PTRACE_EVENT_CLONE | libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
                 self.on_clone_event(vtid, event)
             }
@@ -196,6 +201,13 @@ impl Supervisor {
                 StepEnd::Running
             }
             libc::PTRACE_EVENT_EXIT => self.on_exit_event(vtid),
+            libc::PTRACE_EVENT_STOP if self.take_notified_redo(vtid) => {
+                // The stop a notified call of a thread with held signals
+                // asked for: the call, about to be made again, is decided
+                // here as at its seccomp stop (rip past the syscall
+                // instruction, the number in orig_rax).
+                self.decide_at_stop(vtid, tid)
+            }
             libc::PTRACE_EVENT_STOP => {
                 // A group-stop; faultline does not model job control.
                 let _ = tracee::cont(tid, 0);
@@ -208,6 +220,20 @@ impl Supervisor {
                 StepEnd::Running
             }
         }
+    }
+
+    /// Decides the call the running thread is stopped at (its seccomp stop).
+    fn decide_at_stop(&mut self, vtid: Vtid, tid: i32) -> StepEnd {
+        match tracee::get_regs(tid) {
+            Ok(regs) => {
+                self.sim.threads.get_mut(&vtid).expect("thread").regs = regs;
+                if !self.dispatch(vtid, regs) {
+                    return StepEnd::Running;
+                }
+            }
+            Err(_) => self.mark_dying(vtid),
+        }
+        StepEnd::Done
     }
 
     /// Handles a stop of a thread other than the running one: new threads'

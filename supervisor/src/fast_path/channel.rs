@@ -26,6 +26,8 @@ pub enum Event {
     Stop(i32, i32),
     /// The running thread posted a request.
     Request(ChannelRequest),
+    /// The running thread made a notified call (`host::notify`).
+    Notified(crate::host::notify::Notification),
 }
 
 /// The channel of one run.

@@ -102,8 +102,12 @@ impl Supervisor {
     }
 
     /// The next thing the running thread `vtid` did: a ptrace stop of some
-    /// tracee, or — if its process has the library — a posted request.
+    /// tracee, or — if its process has the library — a posted request, or
+    /// — if its calls are notified — a notified call.
     pub(crate) fn next_event(&mut self, vtid: Vtid) -> std::io::Result<Event> {
+        if let Some(event) = self.next_notified_event(vtid)? {
+            return Ok(event);
+        }
         let channel_user = self
             .sim
             .threads

@@ -5,6 +5,7 @@
 
 use std::ffi::CString;
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -64,6 +65,10 @@ pub struct LaunchSpec {
     pub mounts: Vec<(PathBuf, PathBuf)>,
     /// The fast path's channel memfd, put on `faultline_channel::FD`.
     pub channel_fd: Option<i32>,
+    /// A filter with notified calls (`host::notify`), installed with a
+    /// listener before `filter`; where the kernel cannot give it one, only
+    /// `filter` is installed and every call stops in ptrace.
+    pub notify_filter: Option<Vec<libc::sock_filter>>,
     /// The working directory the program starts in (None: faultline's); a
     /// relative `program` is relative to it.
     pub cwd: Option<PathBuf>,
@@ -194,9 +199,18 @@ fn first_child_of(pid: i32) -> io::Result<i32> {
     ))
 }
 
-/// Forks and seizes the root tracee; returns its pid. The tracee next stops at
-/// its exec event.
-pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
+/// A launched program.
+#[derive(Debug)]
+pub struct Spawned {
+    /// Its host pid.
+    pub pid: i32,
+    /// Its filter's listener, if it has notified calls.
+    pub listener: Option<OwnedFd>,
+}
+
+/// Forks and seizes the root tracee. The tracee next stops at its exec
+/// event.
+pub fn spawn(spec: &LaunchSpec) -> Result<Spawned, LaunchError> {
     // A relative path names a file in `cwd`, where the program starts:
     // checked there, and executed as written, so what the program sees
     // (argv[0], AT_EXECFN) does not depend on where faultline runs.
@@ -247,10 +261,22 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
     if unsafe { libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(io::Error::last_os_error().into());
     }
+    // The program hands its filter's listener over on this pair (our end,
+    // its end; -1 without one).
+    let pair = match spec.notify_filter {
+        Some(_) => Some(socket_pair()?),
+        None => None,
+    };
+    let handover = pair
+        .as_ref()
+        .map_or([-1, -1], |(a, b)| [a.as_raw_fd(), b.as_raw_fd()]);
     let confine = || -> ! {
         // The program's side: only async-signal-safe calls from here on.
         unsafe {
             libc::close(go[1]);
+            if handover[0] >= 0 {
+                libc::close(handover[0]);
+            }
             die_with_parent(None);
             let mut b = 0u8;
             libc::read(go[0], &mut b as *mut u8 as *mut libc::c_void, 1);
@@ -279,9 +305,7 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
             libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);
             libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV, 0, 0, 0);
             libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-            if crate::host::seccomp::install(&spec.filter).is_err() {
-                libc::_exit(126);
-            }
+            install_filter(spec, handover[1]);
             libc::execve(c_path.as_ptr(), argv.as_ptr(), envp.as_ptr());
             libc::_exit(127)
         }
@@ -327,6 +351,11 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
         let program = raw_fork(0);
         if program == 0 {
             confine();
+        }
+        if handover[1] >= 0 {
+            // Only the program may hold the sending end: the supervisor's
+            // receive ends when it has sent, or died before it could.
+            unsafe { libc::close(handover[1]) };
         }
         unsafe {
             libc::close(go[0]);
@@ -395,7 +424,111 @@ pub fn spawn(spec: &LaunchSpec) -> Result<i32, LaunchError> {
         libc::write(go[1], b"g".as_ptr() as *const libc::c_void, 1);
         libc::close(go[1]);
     }
-    Ok(pid)
+    let listener = pair.and_then(|(ours, theirs)| {
+        drop(theirs);
+        receive_fd(&ours)
+    });
+    Ok(Spawned { pid, listener })
+}
+
+/// A unix socket pair, both ends close-on-exec.
+fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [-1i32; 2];
+    // SAFETY: socketpair fills two descriptors we then own.
+    unsafe {
+        if libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        ) != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
+    }
+}
+
+/// Installs the launch's filters in the program, right before its exec:
+/// first the notifying one, if any and if the kernel gives it a listener
+/// (sent over `handover` while the calls that takes still run freely), then
+/// the ptrace one.
+fn install_filter(spec: &LaunchSpec, handover: i32) {
+    if let Some(notify) = &spec.notify_filter {
+        if let Ok(fd) = crate::host::seccomp::install_with_listener(notify) {
+            send_fd(handover, fd);
+            unsafe { libc::close(fd) };
+        }
+    }
+    if handover >= 0 {
+        unsafe { libc::close(handover) };
+    }
+    if crate::host::seccomp::install(&spec.filter).is_err() {
+        unsafe { libc::_exit(126) };
+    }
+}
+
+/// Sends descriptor `fd` over the unix socket `sock` (async-signal-safe).
+fn send_fd(sock: i32, fd: i32) {
+    // SAFETY: a one-byte message with one SCM_RIGHTS control message, all
+    // in locals.
+    unsafe {
+        let mut byte = 0u8;
+        let mut iov = libc::iovec {
+            iov_base: &mut byte as *mut u8 as *mut libc::c_void,
+            iov_len: 1,
+        };
+        let mut control = [0u8; 64];
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+        msg.msg_controllen = libc::CMSG_SPACE(4) as usize;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(4) as usize;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg) as *mut i32, fd);
+        libc::sendmsg(sock, &msg, 0);
+    }
+}
+
+/// The descriptor the program sent on `sock`; None if it exec'd or died
+/// without sending one.
+fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
+    // SAFETY: as in send_fd, receiving into locals.
+    unsafe {
+        let mut byte = 0u8;
+        let mut iov = libc::iovec {
+            iov_base: &mut byte as *mut u8 as *mut libc::c_void,
+            iov_len: 1,
+        };
+        let mut control = [0u8; 64];
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+        msg.msg_controllen = control.len();
+        loop {
+            let n = libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
+            if n > 0 {
+                break;
+            }
+            if n < 0 && *libc::__errno_location() == libc::EINTR {
+                continue;
+            }
+            return None;
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null()
+            || (*cmsg).cmsg_level != libc::SOL_SOCKET
+            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+        {
+            return None;
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const i32);
+        Some(OwnedFd::from_raw_fd(fd))
+    }
 }
 
 /// Marks every descriptor from `first` on close-on-exec, except `keep`

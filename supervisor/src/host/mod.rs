@@ -7,6 +7,7 @@ pub mod heldfds;
 pub mod inject;
 pub mod interrupt;
 pub mod launch;
+pub mod notify;
 pub mod procfds;
 pub mod seccomp;
 pub mod timepage;

@@ -10,6 +10,13 @@ const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
 const SECCOMP_RET_TRACE: u32 = 0x7ff0_0000;
+const SECCOMP_RET_USER_NOTIF: u32 = 0x7fc0_0000;
+/// `SECCOMP_FILTER_FLAG_NEW_LISTENER`: the install returns a listener.
+const FLAG_NEW_LISTENER: libc::c_ulong = 1 << 3;
+/// `SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`: once the supervisor has taken
+/// a notification, only a fatal signal ends the caller's wait (Linux 5.19),
+/// as at a ptrace stop.
+const FLAG_WAIT_KILLABLE_RECV: libc::c_ulong = 1 << 5;
 const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 
 // Offsets into struct seccomp_data.
@@ -80,9 +87,41 @@ pub fn build_filter(trapped: &[i64], last: i64, futex_page: Option<u64>) -> Vec<
     prog
 }
 
+/// Builds the filter installed (with a listener) before the ptrace one:
+/// it sends `notified` to its listener and lets everything else through,
+/// so the other filter decides. A notification takes precedence over a
+/// ptrace stop when both filters ask for one, and an error (the other
+/// filter's refusal of foreign-architecture calls) over both.
+pub fn build_notify_filter(notified: &[i64]) -> Vec<libc::sock_filter> {
+    let n = notified.len();
+    assert!(n < 250, "a BPF jump reaches at most 255 instructions");
+    let mut prog = vec![
+        stmt(BPF_LD_W_ABS, OFF_ARCH),
+        jump(BPF_JEQ_K, AUDIT_ARCH_X86_64, 0, (n + 1) as u8),
+        stmt(BPF_LD_W_ABS, OFF_NR),
+    ];
+    for (i, &nr) in notified.iter().enumerate() {
+        // A hit skips the remaining compares and the ALLOW.
+        prog.push(jump(BPF_JEQ_K, nr as u32, (n - i) as u8, 0));
+    }
+    prog.push(stmt(BPF_RET_K, SECCOMP_RET_ALLOW));
+    prog.push(stmt(BPF_RET_K, SECCOMP_RET_USER_NOTIF));
+    prog
+}
+
 /// Installs `prog` on the calling thread. Called in the forked child, after
 /// `PR_SET_NO_NEW_PRIVS`, right before exec; must not allocate.
 pub fn install(prog: &[libc::sock_filter]) -> io::Result<()> {
+    set_filter(prog, 0).map(|_| ())
+}
+
+/// Installs `prog` (one with notified calls) and returns its listener
+/// descriptor. As `install`, must not allocate.
+pub fn install_with_listener(prog: &[libc::sock_filter]) -> io::Result<i32> {
+    set_filter(prog, FLAG_NEW_LISTENER | FLAG_WAIT_KILLABLE_RECV).map(|fd| fd as i32)
+}
+
+fn set_filter(prog: &[libc::sock_filter], flags: libc::c_ulong) -> io::Result<libc::c_long> {
     let fprog = libc::sock_fprog {
         len: prog.len() as u16,
         filter: prog.as_ptr() as *mut libc::sock_filter,
@@ -91,12 +130,12 @@ pub fn install(prog: &[libc::sock_filter]) -> io::Result<()> {
         libc::syscall(
             libc::SYS_seccomp,
             1, /* SECCOMP_SET_MODE_FILTER */
-            0,
+            flags,
             &fprog as *const libc::sock_fprog,
         )
     };
-    if rc != 0 {
+    if rc < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(())
+    Ok(rc)
 }

@@ -64,6 +64,32 @@ pub fn signal_queued(tid: i32) -> io::Result<bool> {
     Ok(false)
 }
 
+/// Whether a signal is queued for thread `tid`, which need not be stopped
+/// (one waiting on a seccomp notification), from /proc: its own pending
+/// set or its process's.
+pub fn signal_queued_unstopped(tid: i32) -> io::Result<bool> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status"))?;
+    Ok(status.lines().any(|l| {
+        (l.starts_with("SigPnd:") || l.starts_with("ShdPnd:"))
+            && !l[7..].trim().trim_start_matches('0').is_empty()
+    }))
+}
+
+/// Makes running thread `tid` stop (`PTRACE_EVENT_STOP`) before it next
+/// returns to user space.
+pub fn interrupt(tid: i32) -> io::Result<()> {
+    // SAFETY: PTRACE_INTERRUPT takes no pointers.
+    check(unsafe {
+        libc::ptrace(
+            libc::PTRACE_INTERRUPT,
+            tid,
+            std::ptr::null_mut::<libc::c_void>(),
+            std::ptr::null_mut::<libc::c_void>(),
+        )
+    })
+    .map(|_| ())
+}
+
 /// Writes back the general-purpose registers of stopped thread `tid`.
 pub fn set_regs(tid: i32, regs: &Regs) -> io::Result<()> {
     check(unsafe {

@@ -302,6 +302,12 @@ pub struct Thread {
     pub channel_wait: Option<ChannelRequest>,
     /// The channel slot it posts in, freed when it is gone.
     pub channel_slot: Option<usize>,
+    /// The seccomp notification it waits on an answer to (it is then
+    /// waiting in the kernel, not stopped in ptrace).
+    pub notified: Option<u64>,
+    /// Its notified call was sent back to be decided at the ptrace stop
+    /// it was asked to make before making the call again.
+    pub notified_redo: bool,
     /// Its signal mask when the watchdog preempted it. Until it next stops
     /// at a system call every signal stays blocked, so that none is
     /// delivered at the instruction wall time happened to stop it at.
@@ -332,6 +338,8 @@ impl Thread {
             connect_pending: None,
             channel_wait: None,
             channel_slot: None,
+            notified: None,
+            notified_redo: false,
             held_mask: None,
             step_over: None,
         }

@@ -38,6 +38,18 @@ pub struct SimArgs {
     #[arg(long)]
     pub no_vdso: bool,
 
+    /// Send the hottest modelled calls (futex, nanosleep, clock_nanosleep,
+    /// sched_yield) to faultline as seccomp user notifications instead of
+    /// ptrace stops, in every program, static and Go ones too. The trace is
+    /// the same either way. A notified call costs less than a stop, but
+    /// every remaining stop then costs two more system calls, so it pays
+    /// only where those calls are most of a program's (futex-heavy C
+    /// programs: 20% faster; the etcd harness: even; a socket ping-pong:
+    /// 12% slower; README, Performance). Kernels before Linux 5.19 fall
+    /// back to stops by themselves. Ignored with --preload.
+    #[arg(long)]
+    pub notify: bool,
+
     /// Make the Go runtime's yield (runtime.gosched_m, reached by
     /// runtime.Gosched) a scheduling point: every Go program gets a
     /// breakpoint there, so a loop that yields while it waits for another

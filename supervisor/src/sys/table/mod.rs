@@ -195,6 +195,23 @@ pub fn seccomp_filter(futex_page: Option<u64>) -> Vec<libc::sock_filter> {
     crate::host::seccomp::build_filter(&trapped_numbers(), LAST, futex_page)
 }
 
+/// The calls the notification path takes (`host::notify`): the hottest
+/// ones whose handlers need only their arguments and the caller's memory,
+/// never its registers, and always decide them (they are scheduling
+/// points, never answered in place or passed with changed registers).
+pub const NOTIFIED: [i64; 4] = [
+    libc::SYS_futex,
+    libc::SYS_nanosleep,
+    libc::SYS_clock_nanosleep,
+    libc::SYS_sched_yield,
+];
+
+/// The filter installed beside [`seccomp_filter`] that sends the
+/// [`NOTIFIED`] calls to its listener instead of a ptrace stop.
+pub fn notify_filter() -> Vec<libc::sock_filter> {
+    crate::host::seccomp::build_notify_filter(&NOTIFIED)
+}
+
 /// The name of call `nr`, for traces and reports.
 pub fn name(nr: i64) -> &'static str {
     row(nr).map(Row::name).unwrap_or("unknown")
