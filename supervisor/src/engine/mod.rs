@@ -115,7 +115,8 @@ pub struct Outcome {
     pub events: u64,
     /// ptrace stops handled.
     pub stops: u64,
-    /// Calls that came over the fast path's channel instead.
+    /// Calls answered without a ptrace stop (the fast path's channel, or
+    /// seccomp notifications).
     pub fast_calls: u64,
     /// The trace hash.
     pub hash: u64,
@@ -154,7 +155,8 @@ pub struct Supervisor {
     next_vpid: u32,
     next_mm: u32,
     pub(crate) stops: u64,
-    /// Calls answered over the fast path's channel.
+    /// Calls answered without a ptrace stop (the fast path's channel, or
+    /// seccomp notifications).
     pub(crate) fast_calls: u64,
     /// The fast path's channel, when it is on.
     pub(crate) channel: Option<crate::fast_path::channel::Channel>,

@@ -207,10 +207,13 @@ impl Notifier {
         }
         let mut listening = true;
         // Only a SIGCHLD sends us to waitpid, which saves a call per event.
-        // One read while another thread was waited for (SIGCHLDs coalesce,
-        // so the count says nothing) is caught by the poll's timeout: such
-        // a stop costs at most that much wall time, never a different run.
-        let mut check_stops = false;
+        // SIGCHLDs coalesce, though: several tracees that stop at once (the
+        // threads of an exiting process) leave one, and after its first
+        // stop is collected the others are found only by asking. A wait for
+        // any tracee asks first; a stop the SIGCHLDs hid otherwise is caught
+        // by the poll's timeout, at the cost of that much wall time, never
+        // a different run.
+        let mut check_stops = who == -1;
         loop {
             if check_stops {
                 let mut status = 0;

@@ -97,7 +97,8 @@ pub struct Report {
     pub events: u64,
     /// ptrace stops handled (a cost measure; not part of the determinism check).
     pub stops: u64,
-    /// Calls that came over the LD_PRELOAD fast path instead (`--preload`).
+    /// Calls answered without a ptrace stop: over the LD_PRELOAD fast path
+    /// (`--preload`) or as seccomp notifications (`--notify`).
     pub fast_calls: u64,
     /// Times the watchdog preempted a thread: if not 0, the seed is
     /// possibly non-deterministic (there is no deterministic preemption).
