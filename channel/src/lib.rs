@@ -76,6 +76,11 @@ pub struct Header {
     /// Index + 1 of the slot last posted to. Only the thread the supervisor
     /// is running can post, so one word is enough.
     pub posted: AtomicU32,
+    /// How many times a poster looks for its answer before it sleeps on
+    /// its slot: non-zero only while the supervisor runs on another CPU
+    /// than the programs, where the answer comes without a context switch
+    /// (on one CPU a spin would only keep the supervisor from answering).
+    pub spin: AtomicU32,
 }
 
 /// One thread's mailbox.

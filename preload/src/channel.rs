@@ -217,10 +217,16 @@ pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
             header.posted.store(index as u32 + 1, Ordering::Release);
             header.doorbell.fetch_add(1, Ordering::AcqRel);
             futex(&header.doorbell, libc::FUTEX_WAKE, 1);
+            let mut spins = header.spin.load(Ordering::Relaxed);
             loop {
                 let s = slot.state.load(Ordering::Acquire);
                 if s == ch::REPLY && core::ptr::read_volatile(&(*slot_mut).reply_seq) == seq {
                     break;
+                }
+                if spins > 0 {
+                    spins -= 1;
+                    core::hint::spin_loop();
+                    continue;
                 }
                 futex(&slot.state, libc::FUTEX_WAIT, s);
             }

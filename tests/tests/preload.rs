@@ -58,6 +58,20 @@ fn c_socket_calls_and_sleeps_take_the_fast_path_with_the_same_trace() {
 }
 
 #[test]
+fn a_long_socket_exchange_runs_the_same_while_both_ends_spin() {
+    // 2000 ping-pongs: tens of thousands of channel calls and hardly a
+    // stop, so after the first few thousand events the program gets a CPU
+    // of its own and both ends of the channel spin instead of sleeping.
+    let exec = Exec::program(Program::c("loopback_pair"))
+        .arg("127.0.0.1")
+        .arg("2000")
+        .seed(4);
+    let (fast, _) = same_run_with_and_without(exec);
+    let s = fast.summary();
+    assert!(s.fast > 50 * s.stops, "{fast}");
+}
+
+#[test]
 fn children_fall_back_to_ptrace_when_the_channel_is_taken_away() {
     let inherited = same_run_with_and_without(paths("inherit")).0.summary().fast;
     let mut parent_only = Vec::new();

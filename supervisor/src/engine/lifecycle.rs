@@ -108,6 +108,7 @@ impl Supervisor {
         let host_id = self.sim.net.hosts[host];
         let spawned = launch::spawn(&self.with_notify_filter(self.launch_spec(spec)))?;
         let pid = spawned.pid;
+        self.placement.place_new(pid);
         if let (Some(n), Some(l)) = (&mut self.notify, spawned.listener) {
             n.adopt(pid, crate::host::notify::Listener::new(l));
         }

@@ -164,6 +164,11 @@ pub struct Supervisor {
     pub(crate) preload_lib: Option<String>,
     /// The listeners of the notified calls, when that path is on.
     pub(crate) notify: Option<crate::host::notify::Notifier>,
+    /// The host CPUs of the supervisor and its programs.
+    pub(crate) placement: crate::host::placement::Placement,
+    /// Channel requests and ptrace stops since the placement was last
+    /// reconsidered.
+    pub(crate) placement_window: (u64, u64),
     /// The launched programs (one per node), in launch order.
     roots: Vec<Root>,
     /// The fault plan: events at virtual times, in time order.
@@ -262,9 +267,11 @@ impl Supervisor {
     /// Prepares a run on the given network; programs are added with
     /// [`Supervisor::launch`].
     pub fn new(cfg: Config, trace: TraceLog, net: NetState, plan: Vec<Scheduled>) -> Supervisor {
-        if cfg.pin_cpu {
-            pin_to_one_cpu();
-        }
+        let placement = if cfg.pin_cpu {
+            crate::host::placement::Placement::pin()
+        } else {
+            Default::default()
+        };
         // Before the watchdog thread: it inherits the channel's signal mask.
         let (channel, preload_lib) = match cfg.preload.then(crate::fast_path::open) {
             Some(Ok((chan, lib))) => (Some(chan), Some(lib)),
@@ -297,6 +304,8 @@ impl Supervisor {
             channel,
             preload_lib,
             notify,
+            placement,
+            placement_window: (0, 0),
             roots: Vec::new(),
             plan,
             fault_log: Vec::new(),
@@ -322,27 +331,5 @@ impl Supervisor {
     /// history), for the timeline.
     pub fn watch_history(&mut self, path: std::path::PathBuf) {
         self.sim.outputs.watch_path(path, "history");
-    }
-}
-
-/// Pins the calling thread (and so every tracee forked later) to one of the
-/// CPUs it may use, picked by pid so that parallel runs spread out.
-fn pin_to_one_cpu() {
-    // SAFETY: cpu_set_t is plain old data manipulated by the libc macros.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return;
-        }
-        let allowed: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect();
-        if allowed.is_empty() {
-            return;
-        }
-        let cpu = allowed[std::process::id() as usize % allowed.len()];
-        libc::CPU_ZERO(&mut set);
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
 }

@@ -106,6 +106,7 @@ impl Channel {
 
     fn wait_unblocked(&self) -> io::Result<Event> {
         let doorbell = &self.header().doorbell;
+        let spinning = self.header().spin.load(Ordering::Relaxed) != 0;
         loop {
             let seen = doorbell.load(Ordering::Acquire);
             let mut status = 0;
@@ -122,6 +123,9 @@ impl Channel {
             }
             if let Some(req) = self.take_request() {
                 return Ok(Event::Request(req));
+            }
+            if spinning && spin_until_changed(doorbell, seen) {
+                continue;
             }
             unsafe {
                 libc::syscall(
@@ -177,6 +181,13 @@ impl Channel {
         }
     }
 
+    /// Sets how long posters spin for their answers ([`ch::Header::spin`];
+    /// 0: they sleep at once), and so whether the supervisor spins for
+    /// their requests.
+    pub fn set_spin(&self, spins: u32) {
+        self.header().spin.store(spins, Ordering::Relaxed);
+    }
+
     /// Changes the mask the waiting thread of `slot` restores when answered.
     pub fn set_mask(&self, slot: usize, mask: u64) {
         // SAFETY: inside the mapping; the owner reads it after the answer.
@@ -199,6 +210,23 @@ impl Drop for Channel {
         sigchld_mask(libc::SIG_UNBLOCK);
         unsafe { libc::munmap(self.base as *mut libc::c_void, ch::SIZE) };
     }
+}
+
+/// How many times the supervisor looks at the doorbell before it sleeps on
+/// it, while it spins (a few tens of microseconds: a call's round trip in
+/// the program, with room to spare).
+const SUPERVISOR_SPINS: u32 = 4000;
+
+/// Spins until `doorbell` moves from `seen`; false if it did not in
+/// [`SUPERVISOR_SPINS`] looks.
+fn spin_until_changed(doorbell: &AtomicU32, seen: u32) -> bool {
+    for _ in 0..SUPERVISOR_SPINS {
+        if doorbell.load(Ordering::Acquire) != seen {
+            return true;
+        }
+        std::hint::spin_loop();
+    }
+    false
 }
 
 /// Blocks or unblocks SIGCHLD in the calling thread.

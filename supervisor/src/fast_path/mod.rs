@@ -20,6 +20,17 @@ use crate::sim::world::{ExitHook, Resume, Vtid};
 use crate::sys::table as syscalls;
 use crate::sys::Call;
 
+/// Events of programs with the library between two placement decisions.
+const PLACEMENT_WINDOW: u64 = 4096;
+/// Requests per thousand events above which the programs get a CPU of
+/// their own.
+const SPLIT_ABOVE_PER_MILLE: u64 = 900;
+/// Requests per thousand events below which they come back.
+const JOIN_BELOW_PER_MILLE: u64 = 700;
+/// How long a poster spins for its answer while the programs have a CPU of
+/// their own (about 10 µs: a request's round trip is well under one).
+const LIBRARY_SPINS: u32 = 300;
+
 /// The library's file name, looked for next to the faultline binary.
 const LIBRARY: &str = "libfaultline_preload.so";
 
@@ -117,14 +128,48 @@ impl Supervisor {
         match &self.channel {
             Some(chan) if channel_user => {
                 let event = chan.wait()?;
-                if let Event::Stop(..) = event {
+                let stop = matches!(event, Event::Stop(..));
+                if stop {
                     self.stops += 1;
                 }
+                self.reconsider_placement(stop);
                 Ok(event)
             }
             _ => self
                 .wait_on(self.wait_target(vtid))
                 .map(|(who, status)| Event::Stop(who, status)),
+        }
+    }
+
+    /// Counts one event of a program with the library (a ptrace stop if
+    /// `stop`, else a request) and, every [`PLACEMENT_WINDOW`] events, puts
+    /// the programs on a CPU of their own while requests are nearly all of
+    /// them (both ends then spin instead of sleeping), and back on the
+    /// supervisor's while ptrace stops, which cost more across CPUs, are
+    /// not rare. Where threads run never changes what they do.
+    fn reconsider_placement(&mut self, stop: bool) {
+        let w = &mut self.placement_window;
+        if stop {
+            w.1 += 1;
+        } else {
+            w.0 += 1;
+        }
+        let (fast, stops) = *w;
+        if fast + stops < PLACEMENT_WINDOW || !self.placement.can_split() {
+            return;
+        }
+        *w = (0, 0);
+        let share = fast * 1000 / (fast + stops);
+        let tids: Vec<i32> = self.sim.threads.values().map(|t| t.tid).collect();
+        let Some(chan) = &self.channel else {
+            return;
+        };
+        if share >= SPLIT_ABOVE_PER_MILLE && !self.placement.is_split() {
+            self.placement.split(tids.into_iter());
+            chan.set_spin(LIBRARY_SPINS);
+        } else if share < JOIN_BELOW_PER_MILLE && self.placement.is_split() {
+            chan.set_spin(0);
+            self.placement.join(tids.into_iter());
         }
     }
 

@@ -8,6 +8,7 @@ pub mod inject;
 pub mod interrupt;
 pub mod launch;
 pub mod notify;
+pub mod placement;
 pub mod procfds;
 pub mod seccomp;
 pub mod timepage;

@@ -1,0 +1,111 @@
+//! Which host CPUs the supervisor and its programs run on. Only one of them
+//! runs at a time, so by default they share one CPU: every hand-off through
+//! the kernel (a ptrace stop, a futex wake) then switches tasks on that CPU,
+//! which costs far less than waking another, idle, virtual CPU.
+//!
+//! A hand-off through shared memory is different: with the supervisor and
+//! the programs on two CPUs, each side can wait for the other by spinning,
+//! and a round trip costs no switch at all. The LD_PRELOAD channel does that
+//! while most events come over it; the placement moves the programs to a
+//! second CPU then, and back while ptrace stops dominate.
+
+use std::io;
+
+/// The CPUs of a run.
+#[derive(Debug, Default)]
+pub struct Placement {
+    /// The supervisor's CPU (and the programs' while they share it).
+    home: Option<usize>,
+    /// A second CPU the programs may move to.
+    away: Option<usize>,
+    /// Whether the programs are on `away` now.
+    split: bool,
+}
+
+impl Placement {
+    /// Pins the calling thread (and so every tracee forked later) to one of
+    /// the CPUs it may use, picked by pid so that parallel runs spread out,
+    /// and notes a second one for [`Placement::split`].
+    pub fn pin() -> Placement {
+        let allowed = allowed_cpus();
+        if allowed.is_empty() {
+            return Placement::default();
+        }
+        let i = std::process::id() as usize % allowed.len();
+        let home = allowed[i];
+        if set_affinity(0, home).is_err() {
+            return Placement::default();
+        }
+        Placement {
+            home: Some(home),
+            away: (allowed.len() > 1).then(|| allowed[(i + 1) % allowed.len()]),
+            split: false,
+        }
+    }
+
+    /// Whether the programs run on another CPU than the supervisor.
+    pub fn is_split(&self) -> bool {
+        self.split
+    }
+
+    /// Whether there is a second CPU to move the programs to.
+    pub fn can_split(&self) -> bool {
+        self.away.is_some()
+    }
+
+    /// Moves the threads `tids` (every thread of every program) to the
+    /// second CPU; threads they start later follow them.
+    pub fn split(&mut self, tids: impl Iterator<Item = i32>) {
+        if let (Some(away), false) = (self.away, self.split) {
+            tids.for_each(|t| {
+                let _ = set_affinity(t, away);
+            });
+            self.split = true;
+        }
+    }
+
+    /// Puts a newly launched program's first thread `tid` where the
+    /// others are.
+    pub fn place_new(&self, tid: i32) {
+        if let (Some(away), true) = (self.away, self.split) {
+            let _ = set_affinity(tid, away);
+        }
+    }
+
+    /// Moves the threads `tids` back to the supervisor's CPU.
+    pub fn join(&mut self, tids: impl Iterator<Item = i32>) {
+        if let (Some(home), true) = (self.home, self.split) {
+            tids.for_each(|t| {
+                let _ = set_affinity(t, home);
+            });
+            self.split = false;
+        }
+    }
+}
+
+/// The CPUs the calling thread may run on.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain old data manipulated by the libc macros.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Pins thread `tid` (0: the caller) to `cpu`.
+fn set_affinity(tid: i32, cpu: usize) -> io::Result<()> {
+    // SAFETY: as above.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
