@@ -109,8 +109,17 @@ impl Supervisor {
         let spawned = launch::spawn(&self.with_notify_filter(self.launch_spec(spec)))?;
         let pid = spawned.pid;
         self.placement.place_new(pid);
-        if let (Some(n), Some(l)) = (&mut self.notify, spawned.listener) {
-            n.adopt(pid, crate::host::notify::Listener::new(l));
+        match (&mut self.notify, spawned.listener) {
+            (Some(n), Some(l)) => n.adopt(pid, crate::host::notify::Listener::new(l)),
+            (Some(n), None) => {
+                if n.first_without_listener() {
+                    eprintln!(
+                        "faultline: warning: the kernel gave no seccomp listener \
+                         (notifications need Linux 5.19): --notify is off, calls stop in ptrace"
+                    );
+                }
+            }
+            _ => {}
         }
         let mm = self.new_mm();
         self.add_process(pid, None, mm);

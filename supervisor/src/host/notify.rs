@@ -151,6 +151,8 @@ pub struct Notifier {
     /// Notifications of threads other than the one waited for, kept until
     /// that thread is waited for.
     early: HashMap<i32, Notification>,
+    /// A launch came without a listener (a kernel without the flags).
+    listenerless: bool,
 }
 
 impl Notifier {
@@ -173,12 +175,19 @@ impl Notifier {
             sigchld: unsafe { OwnedFd::from_raw_fd(fd) },
             by_pid: HashMap::new(),
             early: HashMap::new(),
+            listenerless: false,
         })
     }
 
     /// `pid`, a launched program, answers to `listener`.
     pub fn adopt(&mut self, pid: i32, listener: Listener) {
         self.by_pid.insert(pid, Rc::new(listener));
+    }
+
+    /// Notes a launch the kernel gave no listener; true the first time,
+    /// so that is said once.
+    pub fn first_without_listener(&mut self) -> bool {
+        !std::mem::replace(&mut self.listenerless, true)
     }
 
     /// `child` inherited `parent`'s filter, and so its listener.
