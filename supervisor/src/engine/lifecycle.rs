@@ -111,14 +111,10 @@ impl Supervisor {
         self.placement.place_new(pid);
         match (&mut self.notify, spawned.listener) {
             (Some(n), Some(l)) => n.adopt(pid, crate::host::notify::Listener::new(l)),
-            (Some(n), None) => {
-                if n.first_without_listener() {
-                    eprintln!(
-                        "faultline: warning: the kernel gave no seccomp listener \
-                         (notifications need Linux 5.19): --notify is off, calls stop in ptrace"
-                    );
-                }
-            }
+            (Some(n), None) if n.first_without_listener() => eprintln!(
+                "faultline: warning: the kernel gave no seccomp listener \
+                 (notifications need Linux 5.19): --notify is off, calls stop in ptrace"
+            ),
             _ => {}
         }
         let mm = self.new_mm();

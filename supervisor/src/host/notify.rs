@@ -152,7 +152,7 @@ pub struct Notifier {
     /// that thread is waited for.
     early: HashMap<i32, Notification>,
     /// A launch came without a listener (a kernel without the flags).
-    listenerless: bool,
+    listenerless: std::cell::Cell<bool>,
 }
 
 impl Notifier {
@@ -175,7 +175,7 @@ impl Notifier {
             sigchld: unsafe { OwnedFd::from_raw_fd(fd) },
             by_pid: HashMap::new(),
             early: HashMap::new(),
-            listenerless: false,
+            listenerless: std::cell::Cell::new(false),
         })
     }
 
@@ -186,8 +186,8 @@ impl Notifier {
 
     /// Notes a launch the kernel gave no listener; true the first time,
     /// so that is said once.
-    pub fn first_without_listener(&mut self) -> bool {
-        !std::mem::replace(&mut self.listenerless, true)
+    pub fn first_without_listener(&self) -> bool {
+        !self.listenerless.replace(true)
     }
 
     /// `child` inherited `parent`'s filter, and so its listener.
