@@ -88,6 +88,25 @@ impl Supervisor {
     }
 }
 
+impl Supervisor {
+    /// The registers a call `nr(args)` made without a ptrace stop (over the
+    /// channel, or notified) is dispatched with: the thread's last known
+    /// ones with the call put in, kept as its registers too.
+    pub(crate) fn regs_for_call(&mut self, vtid: Vtid, nr: i64, args: [u64; 6]) -> Regs {
+        let th = self.sim.threads.get_mut(&vtid).expect("running thread");
+        th.regs.orig_rax = nr as u64;
+        [
+            th.regs.rdi,
+            th.regs.rsi,
+            th.regs.rdx,
+            th.regs.r10,
+            th.regs.r8,
+            th.regs.r9,
+        ] = args;
+        th.regs
+    }
+}
+
 /// Skips the call `tid` is stopped at, makes it return `v`, and lets the
 /// thread run on: a call answered without a scheduling point.
 pub(crate) fn return_in_place(tid: i32, mut regs: Regs, v: i64) {

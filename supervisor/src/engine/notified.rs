@@ -7,6 +7,7 @@ use super::*;
 use crate::fast_path::channel::Event;
 use crate::host::notify::{Answer, Next, Notification};
 use crate::host::tracee;
+use crate::sim::host_probe::HostProbe;
 
 impl Supervisor {
     /// The launch spec with the notifying filter, when that path is on.
@@ -20,11 +21,11 @@ impl Supervisor {
     /// The next event of the running thread `vtid` if its calls are
     /// notified: a ptrace stop or a notified call. None if they are not.
     pub(crate) fn next_notified_event(&mut self, vtid: Vtid) -> std::io::Result<Option<Event>> {
-        let Some(th) = self.sim.threads.get(&vtid) else {
+        let (Some(notify), Some(th)) = (&self.notify, self.sim.threads.get(&vtid)) else {
             return Ok(None);
         };
         let (pid, tid) = (th.pid, th.tid);
-        let Some(listener) = self.notify.as_ref().and_then(|n| n.listener(pid)) else {
+        let Some(listener) = notify.listener(pid) else {
             return Ok(None);
         };
         if let Some((who, status)) = self.early_status.take() {
@@ -63,11 +64,8 @@ impl Supervisor {
             }
             return StepEnd::Running;
         }
-        let mut regs = th.regs;
-        regs.orig_rax = n.nr as u64;
-        [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9] = n.args;
-        th.regs = regs;
         th.notified = Some(n.id);
+        let regs = self.regs_for_call(vtid, n.nr, n.args);
         if !self.dispatch(vtid, regs) {
             // Notified calls are never answered in place; if one were, it
             // must not stay unanswered.
@@ -88,6 +86,15 @@ impl Supervisor {
             .is_some_and(|t| std::mem::take(&mut t.notified_redo))
     }
 
+    /// Whether a signal is queued for thread `tid`, which waits on its
+    /// notified call, not at a ptrace stop (so /proc says, not
+    /// `PTRACE_PEEKSIGINFO`); true if that cannot be read.
+    fn signal_queued(&self, pid: i32, tid: i32) -> bool {
+        self.host_fds
+            .signals(pid, tid)
+            .is_none_or(|s| s.thread_pending | s.shared_pending != 0)
+    }
+
     /// Resumes a thread waiting on its notified call `id` with what its
     /// handler decided. A wait re-decided with no signal due is decided
     /// again here, as the trapped call is; true if that answered it and
@@ -98,7 +105,7 @@ impl Supervisor {
         let answer = match resume {
             Resume::Return(v) => Answer::Return(v),
             Resume::Pass => Answer::Continue,
-            Resume::Restart if !tracee::signal_queued_unstopped(tid).unwrap_or(true) => {
+            Resume::Restart if !self.signal_queued(pid, tid) => {
                 self.about_to_run(pid, tid);
                 self.sim.threads.get_mut(&vtid).expect("thread").notified = Some(id);
                 return !self.dispatch(vtid, regs);

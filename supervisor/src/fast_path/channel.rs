@@ -109,17 +109,8 @@ impl Channel {
         let spinning = self.header().spin.load(Ordering::Relaxed) != 0;
         loop {
             let seen = doorbell.load(Ordering::Acquire);
-            let mut status = 0;
-            let r = unsafe { libc::waitpid(-1, &mut status, libc::__WALL | libc::WNOHANG) };
-            if r > 0 {
-                return Ok(Event::Stop(r, status));
-            }
-            if r < 0 {
-                let e = io::Error::last_os_error();
-                if e.raw_os_error() != Some(libc::EINTR) {
-                    return Err(e);
-                }
-                continue;
+            if let Some((who, status)) = crate::host::tracee::try_wait(-1)? {
+                return Ok(Event::Stop(who, status));
             }
             if let Some(req) = self.take_request() {
                 return Ok(Event::Request(req));

@@ -160,16 +160,16 @@ impl Supervisor {
         }
         *w = (0, 0);
         let share = fast * 1000 / (fast + stops);
-        let tids: Vec<i32> = self.sim.threads.values().map(|t| t.tid).collect();
         let Some(chan) = &self.channel else {
             return;
         };
+        let tids = self.sim.threads.values().map(|t| t.tid);
         if share >= SPLIT_ABOVE_PER_MILLE && !self.placement.is_split() {
-            self.placement.split(tids.into_iter());
+            self.placement.split(tids);
             chan.set_spin(LIBRARY_SPINS);
         } else if share < JOIN_BELOW_PER_MILLE && self.placement.is_split() {
             chan.set_spin(0);
-            self.placement.join(tids.into_iter());
+            self.placement.join(tids);
         }
     }
 
@@ -203,12 +203,12 @@ impl Supervisor {
                 }
             }
         }
-        let th = self.sim.threads.get_mut(&vtid).expect("running thread");
-        let mut regs = th.regs;
-        regs.orig_rax = req.nr as u64;
-        [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9] = req.args;
-        th.regs = regs;
-        th.channel_wait = Some(req);
+        let regs = self.regs_for_call(vtid, req.nr, req.args);
+        self.sim
+            .threads
+            .get_mut(&vtid)
+            .expect("running thread")
+            .channel_wait = Some(req);
         self.fast_calls += 1;
         // Always a scheduling point: only clock reads are answered in place,
         // and they never come over the channel.

@@ -468,67 +468,70 @@ fn install_filter(spec: &LaunchSpec, handover: i32) {
     }
 }
 
+/// Calls `f` with a one-byte message header that has room for one
+/// descriptor (`SCM_RIGHTS`), its buffers on this stack frame: the message
+/// `send_fd` and `receive_fd` exchange. Allocates nothing, so the program's
+/// side may use it between fork and exec.
+fn with_fd_message<R>(f: impl FnOnce(&mut libc::msghdr) -> R) -> R {
+    let mut byte = 0u8;
+    let mut iov = libc::iovec {
+        iov_base: &mut byte as *mut u8 as *mut libc::c_void,
+        iov_len: 1,
+    };
+    let mut control = [0u8; 64];
+    // SAFETY: a zeroed msghdr is valid; it points only into the locals
+    // above, which outlive the call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = unsafe { libc::CMSG_SPACE(4) } as usize;
+    f(&mut msg)
+}
+
 /// Sends descriptor `fd` over the unix socket `sock` (async-signal-safe).
 fn send_fd(sock: i32, fd: i32) {
-    // SAFETY: a one-byte message with one SCM_RIGHTS control message, all
-    // in locals.
-    unsafe {
-        let mut byte = 0u8;
-        let mut iov = libc::iovec {
-            iov_base: &mut byte as *mut u8 as *mut libc::c_void,
-            iov_len: 1,
-        };
-        let mut control = [0u8; 64];
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
-        msg.msg_controllen = libc::CMSG_SPACE(4) as usize;
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(4) as usize;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg) as *mut i32, fd);
-        libc::sendmsg(sock, &msg, 0);
-    }
+    with_fd_message(|msg| {
+        // SAFETY: the control buffer has room for one cmsghdr and an int.
+        unsafe {
+            let cmsg = libc::CMSG_FIRSTHDR(msg);
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(4) as usize;
+            std::ptr::write_unaligned(libc::CMSG_DATA(cmsg) as *mut i32, fd);
+            libc::sendmsg(sock, msg, 0);
+        }
+    })
 }
 
 /// The descriptor the program sent on `sock`; None if it exec'd or died
 /// without sending one.
 fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
-    // SAFETY: as in send_fd, receiving into locals.
-    unsafe {
-        let mut byte = 0u8;
-        let mut iov = libc::iovec {
-            iov_base: &mut byte as *mut u8 as *mut libc::c_void,
-            iov_len: 1,
-        };
-        let mut control = [0u8; 64];
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
-        msg.msg_controllen = control.len();
-        loop {
-            let n = libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
-            if n > 0 {
-                break;
+    with_fd_message(|msg| {
+        // SAFETY: recvmsg fills the message's own buffers; the descriptor
+        // it carries is ours from then on.
+        unsafe {
+            loop {
+                let n = libc::recvmsg(sock.as_raw_fd(), msg, libc::MSG_CMSG_CLOEXEC);
+                if n > 0 {
+                    break;
+                }
+                if n < 0 && *libc::__errno_location() == libc::EINTR {
+                    continue;
+                }
+                return None;
             }
-            if n < 0 && *libc::__errno_location() == libc::EINTR {
-                continue;
+            let cmsg = libc::CMSG_FIRSTHDR(msg);
+            if cmsg.is_null()
+                || (*cmsg).cmsg_level != libc::SOL_SOCKET
+                || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+            {
+                return None;
             }
-            return None;
+            let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const i32);
+            Some(OwnedFd::from_raw_fd(fd))
         }
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if cmsg.is_null()
-            || (*cmsg).cmsg_level != libc::SOL_SOCKET
-            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
-        {
-            return None;
-        }
-        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const i32);
-        Some(OwnedFd::from_raw_fd(fd))
-    }
+    })
 }
 
 /// Marks every descriptor from `first` on close-on-exec, except `keep`

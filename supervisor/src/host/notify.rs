@@ -225,19 +225,8 @@ impl Notifier {
         let mut check_stops = who == -1;
         loop {
             if check_stops {
-                let mut status = 0;
-                // SAFETY: plain waitpid on a status local.
-                let r = unsafe { libc::waitpid(who, &mut status, libc::__WALL | libc::WNOHANG) };
-                if r > 0 {
+                if let Some((r, status)) = crate::host::tracee::try_wait(who)? {
                     return Ok(Next::Stop(r, status));
-                }
-
-                if r < 0 {
-                    let e = io::Error::last_os_error();
-                    if e.raw_os_error() != Some(libc::EINTR) {
-                        return Err(e);
-                    }
-                    continue;
                 }
             }
             // A listener no process uses any more only hangs up: from then

@@ -64,15 +64,24 @@ pub fn signal_queued(tid: i32) -> io::Result<bool> {
     Ok(false)
 }
 
-/// Whether a signal is queued for thread `tid`, which need not be stopped
-/// (one waiting on a seccomp notification), from /proc: its own pending
-/// set or its process's.
-pub fn signal_queued_unstopped(tid: i32) -> io::Result<bool> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status"))?;
-    Ok(status.lines().any(|l| {
-        (l.starts_with("SigPnd:") || l.starts_with("ShdPnd:"))
-            && !l[7..].trim().trim_start_matches('0').is_empty()
-    }))
+/// The wait status of `who` (a tid, or -1 for any tracee) if it has one to
+/// report, without blocking: (tid, status).
+pub fn try_wait(who: i32) -> io::Result<Option<(i32, i32)>> {
+    loop {
+        let mut status = 0;
+        // SAFETY: plain waitpid on a status local.
+        let r = unsafe { libc::waitpid(who, &mut status, libc::__WALL | libc::WNOHANG) };
+        if r > 0 {
+            return Ok(Some((r, status)));
+        }
+        if r == 0 {
+            return Ok(None);
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
 }
 
 /// Makes running thread `tid` stop (`PTRACE_EVENT_STOP`) before it next
