@@ -47,6 +47,12 @@ pub const TRAMPOLINE_CODE: [u8; 13] = [
     0x48, 0xc7, 0xc0, 0xca, 0x00, 0x00, 0x00, 0x49, 0x89, 0xca, 0x0f, 0x05, 0xc3,
 ];
 
+/// Where the supervisor maps the channel in Go programs whose runtime it
+/// patches (`supervisor/src/fast_path/go_runtime.rs`): fixed, because the
+/// patched code reaches the header by absolute address. Below the 4 MiB
+/// where non-PIE programs are linked, above the trampoline.
+pub const GO_CHANNEL_AT: u64 = 0x20_0000;
+
 /// `state` of a slot no request is pending in.
 pub const IDLE: u32 = 0;
 /// `state`: the owner has written a request and waits.
@@ -109,6 +115,13 @@ pub struct Slot {
     /// waits, so the supervisor reads the mask that counts from here, and
     /// the library restores the mask found here when it is answered.
     pub mask: u64,
+    /// The slot's own address where Go programs map the channel
+    /// ([`GO_CHANNEL_AT`]): a patched Go thread finds its slot through its
+    /// GS base and needs the address to point system calls at it.
+    pub home: u64,
+    /// The slot's index + 1, what a patched Go thread posts to
+    /// [`Header::posted`].
+    pub index1: u32,
 }
 
 /// Bytes of the whole region.

@@ -141,27 +141,37 @@ fn a_preempted_spinner_gets_its_signals_back_at_its_next_fast_call() {
 }
 
 #[test]
-fn etcd_loads_the_library_makes_no_fast_call_and_runs_the_same() {
-    // Debian's etcd is dynamically linked (cgo), so the loader maps the
-    // library into it, but Go makes its system calls directly. The run must
-    // be the one without --preload, given the same environment: LD_PRELOAD
-    // and FAULTLINE_CHANNEL_FD are an input the program sees (Go lays out
-    // memory by the environment's size), so the run without the fast path
-    // gets two variables of the same lengths. Both runs share one
-    // artifacts directory: etcd logs its data directory's path.
-    let lib = faultline_e2e::paths::target_dir()
-        .join("release/libfaultline_preload.so")
-        .canonicalize()
-        .expect("scripts/build-preload built the library");
-    let lib = lib.to_str().expect("UTF-8 path");
+fn go_runtime_futex_sleep_and_yield_calls_take_the_fast_path_with_the_same_trace() {
+    // Goroutine hand-offs (futex), timers (the runtime's usleep) and a GC
+    // that waits for its sweepers (yields): the patched wrappers post them,
+    // the same handlers answer, and the runs agree with and without.
+    for (name, seed, at_least) in [
+        ("goroutines", 42, 10),
+        ("timers", 9, 40),
+        ("gcwait", 3, 500),
+    ] {
+        let (fast, trapped) =
+            same_run_with_and_without(Exec::program(Program::go(name)).seed(seed));
+        let (f, t) = (fast.summary(), trapped.summary());
+        assert!(f.fast >= at_least, "{name}: {} fast calls\n{fast}", f.fast);
+        assert!(
+            f.stops + f.fast >= t.stops,
+            "{name}: calls went missing\n{fast}"
+        );
+    }
+}
+
+#[test]
+fn etcd_makes_its_runtime_calls_over_the_channel_and_runs_the_same() {
+    // Debian's etcd is a Go program (linked with cgo): it gets no library
+    // and no LD_PRELOAD (Go lays out memory by the environment's size), its
+    // runtime's wrappers are patched at exec, and the channel's descriptor
+    // is closed once mapped (etcd counts its descriptors). So the run is
+    // the one without --preload. Both runs share one artifacts directory:
+    // etcd logs its data directory's path.
     let dir = faultline_e2e::paths::scratch_dir("preload-etcd");
     let run = |preload: bool| {
-        let mut node = Node::new("n1", ["/usr/bin/etcd", "--data-dir", "{node_dir}"]);
-        if !preload {
-            node = node
-                .env("LD_PRELOAX", lib)
-                .env("FAULTLINE_CHANNEL_FX", "1000");
-        }
+        let node = Node::new("n1", ["/usr/bin/etcd", "--data-dir", "{node_dir}"]);
         let file = Scenario::new("preload-etcd", "5s").node(node).write(&dir);
         let mut runner = file.runner().seed(3);
         if preload {
@@ -169,13 +179,20 @@ fn etcd_loads_the_library_makes_no_fast_call_and_runs_the_same() {
         }
         let run = runner.run();
         run.expect_pass();
-        let fast_calls = std::fs::read_to_string(run.seed_dir(3).join("report.json"))
-            .expect("report.json")
-            .contains("\"fast_calls\": 0");
-        (run.report(), fast_calls)
+        let report: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(run.seed_dir(3).join("report.json")).expect("report.json"),
+        )
+        .expect("report.json is JSON");
+        let count = |key: &str| report[key].as_u64().expect("a count");
+        (run.report(), count("stops"), count("fast_calls"))
     };
-    let ((with, no_fast_call), (without, _)) = (run(true), run(false));
-    assert!(no_fast_call, "etcd made a fast-path call");
+    let ((with, stops, fast), (without, stops_without, fast_without)) = (run(true), run(false));
+    assert!(fast > 1000, "etcd made {fast} fast-path calls");
+    assert_eq!(fast_without, 0);
+    assert!(
+        stops + 1000 < stops_without,
+        "{stops} stops against {stops_without}"
+    );
     assert_eq!(
         (with.events, with.trace_hash),
         (without.events, without.trace_hash),

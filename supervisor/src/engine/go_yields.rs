@@ -84,15 +84,18 @@ impl GoYields {
 impl Supervisor {
     /// After an exec: if the new image is a Go program, puts a breakpoint on
     /// each of its give-way functions, and with `--go-yields` its yield
-    /// functions. `entry` is AT_ENTRY (where a PIE landed).
-    pub(super) fn arm_go_yields(&mut self, pid: i32, mm: u32, entry: u64) {
-        let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
-            return;
-        };
+    /// functions. `entry` is AT_ENTRY (where a PIE landed). Returns the
+    /// program's functions (the fast path's wrappers among them when the
+    /// channel is on); None if it is not Go.
+    pub(super) fn arm_go_yields(&mut self, pid: i32, mm: u32, entry: u64) -> Option<GoFunctions> {
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
         if !self.go_yields.images.contains_key(&exe) {
             let mut wanted = GIVE_WAY_FUNCTIONS.to_vec();
             if self.cfg.go_yields {
                 wanted.extend_from_slice(YIELD_FUNCTIONS);
+            }
+            if self.channel.is_some() {
+                wanted.extend(crate::fast_path::go_runtime::GO_CALLS.map(|(name, _)| name));
             }
             let found = match gosym::find_functions(&exe, &wanted) {
                 Ok(found) => found,
@@ -106,16 +109,17 @@ impl Supervisor {
             };
             self.go_yields.images.insert(exe.clone(), found);
         }
-        let Some(Some(go)) = self.go_yields.images.get(&exe).cloned() else {
-            return;
-        };
+        let go = self.go_yields.images.get(&exe).cloned().flatten()?;
         let bias = if go.pie {
             entry.wrapping_sub(go.entry)
         } else {
             0
         };
         let mut points = BTreeMap::new();
-        for (name, link_addr) in &go.found {
+        let breakpoints = go.found.iter().filter(|(name, _)| {
+            GIVE_WAY_FUNCTIONS.contains(&name.as_str()) || YIELD_FUNCTIONS.contains(&name.as_str())
+        });
+        for (name, link_addr) in breakpoints {
             let addr = link_addr.wrapping_add(bias);
             let mut byte = [0u8];
             let armed = tracee::Process(pid)
@@ -146,6 +150,7 @@ impl Supervisor {
             }
         }
         self.go_yields.armed.insert(mm, points);
+        Some(go)
     }
 
     /// A SIGTRAP of `vtid`: if it stopped on one of these breakpoints, the

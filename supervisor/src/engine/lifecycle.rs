@@ -106,7 +106,8 @@ impl Supervisor {
         host: &str,
     ) -> Result<(i32, Vtid), launch::LaunchError> {
         let host_id = self.sim.net.hosts[host];
-        let spawned = launch::spawn(&self.with_notify_filter(self.launch_spec(spec)))?;
+        let spec = self.launch_spec(spec);
+        let spawned = launch::spawn(&self.with_notify_filter(spec))?;
         let pid = spawned.pid;
         self.placement.place_new(pid);
         match (&mut self.notify, spawned.listener) {
@@ -174,6 +175,9 @@ impl Supervisor {
                 channel_user: parent
                     .and_then(|p| self.sim.procs.get(&p))
                     .is_some_and(|p| p.channel_user),
+                go_patched: parent
+                    .and_then(|p| self.sim.procs.get(&p))
+                    .is_some_and(|p| p.go_patched),
                 interp: parent
                     .and_then(|p| self.sim.procs.get(&p))
                     .and_then(|p| p.interp),
@@ -439,7 +443,7 @@ impl Supervisor {
         let image = crate::host::auxv::rewrite(pid, rsp, random, &mut install).unwrap_or_default();
         let name = image.name;
         self.forget_closed_on_exec(pid);
-        self.arm_go_yields(pid, mm, image.entry);
+        let go = self.arm_go_yields(pid, mm, image.entry);
         let interp = crate::host::auxv::mapping_of_file_at(pid, image.interp_base);
         let p = self.sim.procs.get_mut(&pid).expect("exec'ing process");
         p.interp = interp;
@@ -447,6 +451,7 @@ impl Supervisor {
         p.restart_mask = 0;
         // The new image's loader opens the library again, if it is dynamic.
         p.channel_user = false;
+        p.go_patched = false;
         p.loader_fd = None;
         p.name = name.clone();
         let vfork_parent = p.vfork_parent.take();
@@ -455,6 +460,9 @@ impl Supervisor {
         t.clear_tid = 0;
         let old_slot = t.channel_slot.take();
         self.release_slot(old_slot);
+        if let Some(go) = go {
+            self.patch_go_runtime(vtid, pid, mm, &go);
+        }
         self.sim.record(vtid, "exec", &[], &name);
         if let Some(parent) = vfork_parent {
             self.wake_vfork_parent(parent);

@@ -44,6 +44,7 @@ impl Supervisor {
         if !th.started {
             self.wait_initial_stop(vtid)?;
         }
+        self.give_go_slot(vtid);
         let th = self.sim.threads.get_mut(&vtid).expect("picked thread");
         let (tid, pid, mut regs) = (th.tid, th.pid, th.regs);
         let arrived = th

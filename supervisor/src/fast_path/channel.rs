@@ -67,6 +67,14 @@ impl Channel {
         };
         // SAFETY: the header is at the start of the mapping.
         unsafe { std::ptr::write_volatile(base as *mut u32, ch::MAGIC) };
+        for i in 0..ch::SLOTS {
+            let p = chan.slot(i);
+            // SAFETY: inside the fresh mapping, before any process maps it.
+            unsafe {
+                (*p).home = ch::GO_CHANNEL_AT + ch::slot_offset(i) as u64;
+                (*p).index1 = i as u32 + 1;
+            }
+        }
         DOORBELL.store(
             &chan.header().doorbell as *const AtomicU32 as *mut AtomicU32,
             Ordering::Release,
@@ -183,6 +191,19 @@ impl Channel {
     pub fn set_mask(&self, slot: usize, mask: u64) {
         // SAFETY: inside the mapping; the owner reads it after the answer.
         unsafe { std::ptr::write_volatile(&mut (*self.slot(slot)).mask, mask) };
+    }
+
+    /// Takes a free slot for thread `tid` (a patched Go thread, which has no
+    /// library to take one itself); None if all are taken.
+    pub fn claim(&self, tid: i32) -> Option<usize> {
+        let start = ch::home_slot(tid);
+        (0..ch::SLOTS).map(|k| (start + k) % ch::SLOTS).find(|&i| {
+            // SAFETY: inside the mapping.
+            let owner = unsafe { &(*self.slot(i)).owner };
+            owner
+                .compare_exchange(0, tid, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        })
     }
 
     /// Frees a slot whose thread is gone.

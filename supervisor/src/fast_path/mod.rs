@@ -5,6 +5,8 @@
 //! trace, so a run is the same with the fast path on and off.
 
 pub mod channel;
+pub mod go_runtime;
+pub mod go_stub;
 
 use std::path::PathBuf;
 
@@ -12,7 +14,7 @@ use faultline_channel as ch;
 
 use crate::engine::{StepEnd, Supervisor};
 use crate::fast_path::channel::{Channel, Event};
-use crate::host::launch::LaunchSpec;
+use crate::host::launch::{self, LaunchSpec};
 use crate::host::tracee;
 use crate::sim::memory::Memory;
 use crate::sim::world::ChannelRequest;
@@ -87,13 +89,26 @@ pub fn open() -> Result<(Channel, String), FastPathOff> {
 
 impl Supervisor {
     /// `spec` as launched in this run: with the fast path on, the library in
-    /// LD_PRELOAD (ahead of the program's own), the channel on its
-    /// descriptor, and the trampoline's futex calls let through.
-    pub(crate) fn launch_spec(&self, spec: &LaunchSpec) -> LaunchSpec {
+    /// LD_PRELOAD (ahead of the program's own; not for a Go program, whose
+    /// runtime is patched instead), the channel on its descriptor, and the
+    /// trampoline's futex calls let through.
+    pub(crate) fn launch_spec(&mut self, spec: &LaunchSpec) -> LaunchSpec {
         let mut spec = spec.clone();
         let (Some(chan), Some(lib)) = (&self.channel, &self.preload_lib) else {
             return spec;
         };
+        spec.filter = syscalls::seccomp_filter(Some(ch::TRAMPOLINE));
+        spec.channel_fd = Some(chan.fd());
+        let program = launch::resolve_program(&spec.program).ok();
+        let go = program.map(|p| {
+            *self
+                .go_programs
+                .entry(p.clone())
+                .or_insert_with(|| go_runtime::is_go_program(&p))
+        });
+        if go == Some(true) {
+            return spec;
+        }
         let theirs = spec
             .env
             .iter()
@@ -107,8 +122,6 @@ impl Supervisor {
         };
         spec.env.push(("LD_PRELOAD".into(), preload));
         spec.env.push((ch::FD_ENV.into(), ch::FD.to_string()));
-        spec.filter = syscalls::seccomp_filter(Some(ch::TRAMPOLINE));
-        spec.channel_fd = Some(chan.fd());
         spec
     }
 
@@ -218,12 +231,13 @@ impl Supervisor {
 
     /// None if the channel answers `req`; else how to send it back. Only
     /// calls whose handlers never need the caller's registers qualify: reads
-    /// and writes on sockets of the simulation, and sleeps.
+    /// and writes on sockets of the simulation, sleeps, and (from patched Go
+    /// runtimes) futex calls and yields.
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     fn trap_reply(&self, pid: i32, req: &ChannelRequest) -> Option<u32> {
         use libc::*;
         match req.nr {
-            SYS_clock_nanosleep => None,
+            SYS_clock_nanosleep | SYS_futex | SYS_nanosleep | SYS_sched_yield => None,
             SYS_read | SYS_write | SYS_recvfrom | SYS_sendto => {
                 match self.sim.vsock(pid, req.args[0] as i32) {
                     Some(_) => None,

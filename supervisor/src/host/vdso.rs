@@ -297,6 +297,12 @@ impl VdsoPage {
         unshared
     }
 
+    /// The address of the image's `fl_inject`, where calls are run in the
+    /// process (`host::inject`).
+    pub fn inject_stub(&self) -> u64 {
+        target(self.base, false).stub
+    }
+
     /// True if a system call that stopped with `rip` was made by the image
     /// (its every-`every`-th read, already counted).
     pub fn made_call(&self, rip: u64) -> bool {

@@ -376,6 +376,10 @@ pub struct Process {
     /// parent): its threads may post fast-path requests, so waits for them
     /// watch the channel too.
     pub channel_user: bool,
+    /// Its Go runtime's wrappers make their calls over the channel
+    /// (`fast_path::go_runtime`; a forked child's copy is patched too): its
+    /// threads need a slot, named by their GS base, before they first run.
+    pub go_patched: bool,
     /// The loader's descriptor of that library while it is open: its calls
     /// on it are not the program's and are neither recorded nor scheduled.
     pub loader_fd: Option<i32>,
@@ -405,6 +409,7 @@ impl Process {
             name: String::new(),
             vfork_parent: None,
             channel_user: false,
+            go_patched: false,
             loader_fd: None,
             interp: None,
             start_ns,

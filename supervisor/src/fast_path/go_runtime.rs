@@ -1,0 +1,198 @@
+//! The fast path for Go programs (`--preload`): their runtime makes raw
+//! system calls, so instead of a library, the supervisor patches the
+//! runtime's futex, sleep and yield wrappers at exec to make their calls
+//! over the channel through `go_stub`. Only the calls whose handlers need
+//! no registers are routed, and they are dispatched by the same handlers
+//! with the same trace events as the trapped calls, so a run is the same
+//! with the fast path on and off (Go programs also get no LD_PRELOAD in
+//! their environment, which would change their memory layout).
+
+use std::path::Path;
+
+use faultline_channel as ch;
+
+use crate::engine::Supervisor;
+use crate::fast_path::go_stub::{self, Site};
+use crate::host::gosym::{self, GoFunctions};
+use crate::host::{inject, tracee};
+use crate::sim::diagnostics::DiagKind;
+use crate::sim::memory::Memory;
+use crate::sim::world::Vtid;
+
+/// The runtime wrappers routed over the channel, with the call each makes.
+pub const GO_CALLS: [(&str, i64); 3] = [
+    ("runtime.futex", libc::SYS_futex),
+    ("runtime.usleep", libc::SYS_nanosleep),
+    ("runtime.osyield", libc::SYS_sched_yield),
+];
+
+/// How many bytes of a wrapper are searched for its call (each is a few
+/// argument loads, then the call).
+const WRAPPER_BYTES: usize = 64;
+
+/// Whether `program` is a Go executable (it then gets no LD_PRELOAD).
+pub fn is_go_program(program: &Path) -> bool {
+    matches!(
+        gosym::find_functions(program, &[GO_CALLS[0].0]),
+        Ok(Some(_))
+    )
+}
+
+/// Why a Go program's runtime was left unpatched.
+#[derive(Debug, thiserror::Error)]
+enum PatchError {
+    /// A wrapper is not where the function table says, or not shaped as
+    /// expected (another Go release).
+    #[error("{0} has no single `mov eax, NR; syscall` in its first {WRAPPER_BYTES} bytes")]
+    Shape(&'static str),
+    /// The program is loaded too far from the trampoline page (a PIE).
+    #[error("its runtime is out of a 32-bit jump's reach of the trampoline page")]
+    Reach,
+    /// faultline's vDSO is not in the process (`--no-vdso`), so nothing can
+    /// be run in it.
+    #[error("faultline's vDSO is not installed, so no call can be injected")]
+    NoVdso,
+    /// An injected call failed.
+    #[error("{call} in the process: {result}")]
+    Injected { call: &'static str, result: String },
+    /// Its memory could not be read or written.
+    #[error("its memory: {0}")]
+    Memory(#[from] std::io::Error),
+}
+
+impl Supervisor {
+    /// After the exec of a Go program `go` (stopped at its exec event),
+    /// with the channel on: maps the stub and the channel, patches the
+    /// runtime's wrappers, and gives the thread its slot. Any failure is
+    /// reported once and leaves the program on ptrace stops.
+    pub(crate) fn patch_go_runtime(&mut self, vtid: Vtid, pid: i32, mm: u32, go: &GoFunctions) {
+        // A program exec'd by a patched one has no channel descriptor (that
+        // one closed it): it stays on ptrace stops.
+        let has_channel = std::fs::symlink_metadata(format!("/proc/{pid}/fd/{}", ch::FD)).is_ok();
+        if self.channel.is_none() || !has_channel {
+            return;
+        }
+        let Some(stub) = self.vdso_pages.get(&mm).map(|p| p.inject_stub()) else {
+            self.report_unpatched(pid, &PatchError::NoVdso);
+            return;
+        };
+        match patch(pid, stub, go) {
+            Ok(()) => {
+                let p = self.sim.procs.get_mut(&pid).expect("exec'd process");
+                p.channel_user = true;
+                p.go_patched = true;
+                self.give_go_slot(vtid);
+            }
+            Err(e) => self.report_unpatched(pid, &e),
+        }
+    }
+
+    fn report_unpatched(&mut self, pid: i32, e: &PatchError) {
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+        self.sim.report_once(
+            DiagKind::InternalError,
+            format!(
+                "the Go runtime of {} is not patched for the fast path ({e}); its calls stop in ptrace",
+                exe.display()
+            ),
+        );
+    }
+
+    /// Gives thread `vtid` of a patched process a channel slot, through its
+    /// GS base, if it has none (a new thread, or a forked child's, before
+    /// it first runs).
+    pub(crate) fn give_go_slot(&mut self, vtid: Vtid) {
+        let Some(th) = self.sim.threads.get(&vtid) else {
+            return;
+        };
+        let patched = self.sim.procs.get(&th.pid).is_some_and(|p| p.go_patched);
+        let (Some(chan), true, None) = (&self.channel, patched, th.channel_slot) else {
+            return;
+        };
+        let tid = th.tid;
+        let Some(slot) = chan.claim(tid) else {
+            self.sim.report_once(
+                DiagKind::InternalError,
+                format!("no free channel slot for thread {tid}"),
+            );
+            return;
+        };
+        let home = ch::GO_CHANNEL_AT + ch::slot_offset(slot) as u64;
+        let set = tracee::get_regs(tid).and_then(|mut regs| {
+            regs.gs_base = home;
+            tracee::set_regs(tid, &regs).map(|()| regs)
+        });
+        let th = self.sim.threads.get_mut(&vtid).expect("thread");
+        match set {
+            Ok(regs) => {
+                th.regs.gs_base = regs.gs_base;
+                th.channel_slot = Some(slot);
+            }
+            Err(_) => chan.release(slot),
+        }
+    }
+}
+
+/// Maps the stub page and the channel in `pid` (with calls run at `stub`,
+/// faultline's vDSO's injection point) and patches the wrappers of `go`.
+fn patch(pid: i32, stub: u64, go: &GoFunctions) -> Result<(), PatchError> {
+    if go.pie {
+        return Err(PatchError::Reach);
+    }
+    let mem = tracee::Process(pid);
+    let mut sites: Vec<Site> = Vec::new();
+    for (name, nr) in GO_CALLS {
+        let Some(&(_, addr)) = go.found.iter().find(|(n, _)| n == name) else {
+            return Err(PatchError::Shape(name));
+        };
+        let mut code = [0u8; WRAPPER_BYTES];
+        mem.read_mem(addr, &mut code)?;
+        let site = go_stub::find_site(&code, addr, nr as u32).ok_or(PatchError::Shape(name))?;
+        sites.push(site);
+    }
+    let (page, jumps) = go_stub::rewrite(ch::TRAMPOLINE, &sites).ok_or(PatchError::Reach)?;
+    let prot = (libc::PROT_READ | libc::PROT_EXEC) as u64;
+    let anon = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE) as u64;
+    map_at(
+        pid,
+        stub,
+        "mmap of the stub page",
+        [ch::TRAMPOLINE, 4096, prot, anon, u64::MAX, 0],
+    )?;
+    mem.write_mem(ch::TRAMPOLINE, &page)?;
+    let len = ch::SIZE.div_ceil(4096) as u64 * 4096;
+    let rw = (libc::PROT_READ | libc::PROT_WRITE) as u64;
+    let shared = (libc::MAP_SHARED | libc::MAP_FIXED_NOREPLACE) as u64;
+    map_at(
+        pid,
+        stub,
+        "mmap of the channel",
+        [ch::GO_CHANNEL_AT, len, rw, shared, ch::FD as u64, 0],
+    )?;
+    // The program never sees the descriptor, as on a run without the fast
+    // path (etcd counts its open descriptors; that count is in its metrics).
+    let _ = inject::syscall(pid, stub, libc::SYS_close, [ch::FD as u64, 0, 0, 0, 0, 0]);
+    for (addr, jump) in jumps {
+        mem.write_mem(addr, &jump)?;
+    }
+    Ok(())
+}
+
+/// Runs `mmap(args)` in `pid`; an error unless it mapped at `args[0]`.
+fn map_at(pid: i32, stub: u64, call: &'static str, args: [u64; 6]) -> Result<(), PatchError> {
+    match inject::syscall(pid, stub, libc::SYS_mmap, args) {
+        Ok(at) if at as u64 == args[0] => Ok(()),
+        Ok(r) if r < 0 => Err(PatchError::Injected {
+            call,
+            result: std::io::Error::from_raw_os_error(-r as i32).to_string(),
+        }),
+        Ok(r) => Err(PatchError::Injected {
+            call,
+            result: format!("mapped at {r:#x}, not {:#x}", args[0]),
+        }),
+        Err(e) => Err(PatchError::Injected {
+            call,
+            result: e.to_string(),
+        }),
+    }
+}

@@ -1,0 +1,288 @@
+//! The code a patched Go runtime makes its hot system calls through: a Go
+//! program makes raw `syscall` instructions, so no LD_PRELOAD library sees
+//! them, but each of its runtime's wrappers (`runtime.futex`,
+//! `runtime.usleep`, ...) loads its call number and makes the call in two
+//! instructions, `mov eax, NR; syscall`. Those seven bytes become a jump
+//! to a small stub of the same two halves, `mov eax, NR; call common`,
+//! which jumps back after the original `syscall`. `common` is the
+//! library's request round trip in 150 bytes of machine code: it finds the
+//! thread's channel slot through the GS base (which the supervisor sets for
+//! every thread of a patched process; Go and glibc use only FS), blocks
+//! every signal, posts the call, rings the doorbell, spins or sleeps for
+//! the answer and gives back the signal mask. Its two futex calls are made
+//! from the trampoline page, which the seccomp filter lets through, and
+//! `rt_sigprocmask` is never trapped; a call the channel sends back is made
+//! by the stub itself, and traps as usual.
+//!
+//! The bytes are assembled into the supervisor and copied into each
+//! patched process's trampoline page; the channel is mapped there at
+//! [`ch::GO_CHANNEL_AT`], so the stub names the header by address.
+
+use std::mem::offset_of;
+
+use faultline_channel as ch;
+
+std::arch::global_asm!(
+    ".pushsection .rodata.faultline_go_stub, \"a\"",
+    ".globl faultline_go_stub_start",
+    ".globl faultline_go_stub_end",
+    "faultline_go_stub_start:",
+    // The call, as the wrapper loaded it, into the slot.
+    "mov qword ptr gs:[{nr}], rax",
+    "mov qword ptr gs:[{a0}], rdi",
+    "mov qword ptr gs:[{a1}], rsi",
+    "mov qword ptr gs:[{a2}], rdx",
+    "mov qword ptr gs:[{a3}], r10",
+    "mov qword ptr gs:[{a4}], r8",
+    "mov qword ptr gs:[{a5}], r9",
+    "2:",
+    // rt_sigprocmask(SIG_SETMASK, &all, &slot.mask, 8)
+    "mov r11, qword ptr gs:[{home}]",
+    "lea rdx, [r11 + {mask}]",
+    "lea rsi, [rip + .Lfaultline_all_signals]",
+    "mov edi, 2",
+    "mov r10d, 8",
+    "mov eax, {sys_sigprocmask}",
+    "syscall",
+    // Post: a new sequence number, REQUEST, the slot's index in `posted`,
+    // the doorbell bumped and woken.
+    "mov r11, qword ptr gs:[{home}]",
+    "add dword ptr [r11 + {seq}], 1",
+    "mov dword ptr [r11 + {state}], {request}",
+    "mov ecx, dword ptr [r11 + {index1}]",
+    "mov edi, {header}",
+    "mov dword ptr [rdi + {posted}], ecx",
+    "lock add dword ptr [rdi + {doorbell}], 1",
+    "add rdi, {doorbell}",
+    "mov esi, {futex_wake}",
+    "mov edx, 1",
+    "xor r10d, r10d",
+    "mov eax, {sys_futex}",
+    "syscall",
+    "mov edi, {header}",
+    "mov ecx, dword ptr [rdi + {spin}]",
+    // Wait for REPLY with this sequence number: spin `spin` times, then
+    // sleep on the state word.
+    "3:",
+    "mov r11, qword ptr gs:[{home}]",
+    "mov eax, dword ptr [r11 + {state}]",
+    "cmp eax, {reply}",
+    "jne 4f",
+    "mov edx, dword ptr [r11 + {reply_seq}]",
+    "cmp edx, dword ptr [r11 + {seq}]",
+    "je 5f",
+    "4:",
+    "test ecx, ecx",
+    "jz 6f",
+    "dec ecx",
+    "pause",
+    "jmp 3b",
+    "6:",
+    "lea rdi, [r11 + {state}]",
+    "mov esi, {futex_wait}",
+    "mov edx, eax",
+    "xor r10d, r10d",
+    "mov eax, {sys_futex}",
+    "syscall",
+    "xor ecx, ecx",
+    "jmp 3b",
+    // Answered: take the answer, free the slot, restore the mask (which
+    // the supervisor may have changed).
+    "5:",
+    "mov r9d, dword ptr [r11 + {reply_kind}]",
+    "mov dword ptr [r11 + {state}], {idle}",
+    "lea rsi, [r11 + {mask}]",
+    "mov edi, 2",
+    "xor edx, edx",
+    "mov r10d, 8",
+    "mov eax, {sys_sigprocmask}",
+    "syscall",
+    "cmp r9d, {restart}",
+    "je 2b",
+    // The wrapper's registers as the kernel would leave them, and its
+    // result: the answer's, or the real call's (which traps).
+    "cmp r9d, {reply_return}",
+    "mov rdi, qword ptr gs:[{a0}]",
+    "mov rsi, qword ptr gs:[{a1}]",
+    "mov rdx, qword ptr gs:[{a2}]",
+    "mov r10, qword ptr gs:[{a3}]",
+    "mov r8, qword ptr gs:[{a4}]",
+    "mov r9, qword ptr gs:[{a5}]",
+    "mov rax, qword ptr gs:[{ret}]",
+    "je 7f",
+    "mov rax, qword ptr gs:[{nr}]",
+    "syscall",
+    "7:",
+    "ret",
+    ".Lfaultline_all_signals:",
+    ".quad -1",
+    "faultline_go_stub_end:",
+    ".popsection",
+    nr = const offset_of!(ch::Slot, nr),
+    a0 = const offset_of!(ch::Slot, args),
+    a1 = const offset_of!(ch::Slot, args) + 8,
+    a2 = const offset_of!(ch::Slot, args) + 16,
+    a3 = const offset_of!(ch::Slot, args) + 24,
+    a4 = const offset_of!(ch::Slot, args) + 32,
+    a5 = const offset_of!(ch::Slot, args) + 40,
+    ret = const offset_of!(ch::Slot, ret),
+    home = const offset_of!(ch::Slot, home),
+    mask = const offset_of!(ch::Slot, mask),
+    seq = const offset_of!(ch::Slot, seq),
+    reply_seq = const offset_of!(ch::Slot, reply_seq),
+    reply_kind = const offset_of!(ch::Slot, reply),
+    state = const offset_of!(ch::Slot, state),
+    index1 = const offset_of!(ch::Slot, index1),
+    header = const ch::GO_CHANNEL_AT,
+    posted = const offset_of!(ch::Header, posted),
+    doorbell = const offset_of!(ch::Header, doorbell),
+    spin = const offset_of!(ch::Header, spin),
+    request = const ch::REQUEST,
+    reply = const ch::REPLY,
+    idle = const ch::IDLE,
+    restart = const ch::REPLY_RESTART,
+    reply_return = const ch::REPLY_RETURN,
+    futex_wake = const libc::FUTEX_WAKE,
+    futex_wait = const libc::FUTEX_WAIT,
+    sys_futex = const libc::SYS_futex,
+    sys_sigprocmask = const libc::SYS_rt_sigprocmask,
+);
+
+extern "C" {
+    static faultline_go_stub_start: u8;
+    static faultline_go_stub_end: u8;
+}
+
+/// The shared part of the stub (position independent).
+fn common() -> &'static [u8] {
+    // SAFETY: both symbols delimit the read-only block assembled above.
+    unsafe {
+        let start = &raw const faultline_go_stub_start;
+        let end = &raw const faultline_go_stub_end;
+        std::slice::from_raw_parts(start, end.offset_from(start) as usize)
+    }
+}
+
+/// Bytes of `mov eax, imm32; syscall`, the shape of a patchable call.
+const SITE_LEN: usize = 7;
+
+/// A wrapper's `mov eax, NR; syscall` at `addr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Site {
+    /// Address of the `mov`.
+    pub addr: u64,
+    /// The call number it loads.
+    pub nr: u32,
+}
+
+/// The one `mov eax, nr; syscall` in `code` (the first bytes of a wrapper
+/// at `addr`); None if there is none or more than one, so a wrapper that
+/// is not shaped as expected is left alone.
+pub fn find_site(code: &[u8], addr: u64, nr: u32) -> Option<Site> {
+    let mut want = [0xb8, 0, 0, 0, 0, 0x0f, 0x05];
+    want[1..5].copy_from_slice(&nr.to_le_bytes());
+    let mut hits = code
+        .windows(SITE_LEN)
+        .enumerate()
+        .filter(|(_, w)| *w == want);
+    let (at, _) = hits.next()?;
+    if hits.next().is_some() {
+        return None;
+    }
+    Some(Site {
+        addr: addr + at as u64,
+        nr,
+    })
+}
+
+/// The jump written over one site: its address and its seven bytes.
+pub type Patch = (u64, [u8; SITE_LEN]);
+
+/// What to write into a process to route `sites` through the stub: the
+/// page's bytes (to put at `page`) and, per site, the jump that replaces
+/// its seven bytes. None if a site is too far from the page for a 32-bit
+/// jump (a position-independent program loaded high).
+pub fn rewrite(page: u64, sites: &[Site]) -> Option<(Vec<u8>, Vec<Patch>)> {
+    let mut bytes = common().to_vec();
+    let mut patches = Vec::with_capacity(sites.len());
+    for site in sites {
+        let at = page + bytes.len() as u64;
+        // mov eax, nr
+        bytes.push(0xb8);
+        bytes.extend_from_slice(&site.nr.to_le_bytes());
+        // call common
+        bytes.push(0xe8);
+        bytes.extend_from_slice(&rel32(page + bytes.len() as u64 + 4, page)?.to_le_bytes());
+        // jmp back, after the original syscall
+        bytes.push(0xe9);
+        let back = site.addr + SITE_LEN as u64;
+        bytes.extend_from_slice(&rel32(page + bytes.len() as u64 + 4, back)?.to_le_bytes());
+        let mut jump = [0xcc; SITE_LEN];
+        jump[0] = 0xe9;
+        jump[1..5].copy_from_slice(&rel32(site.addr + 5, at)?.to_le_bytes());
+        patches.push((site.addr, jump));
+    }
+    Some((bytes, patches))
+}
+
+/// The displacement of a jump or call whose next instruction is at `next`
+/// to `target`, if it fits in 32 bits.
+fn rel32(next: u64, target: u64) -> Option<i32> {
+    i32::try_from(target.wrapping_sub(next) as i64).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_one_site_of_a_wrapper() {
+        // runtime.osyield: mov eax, 24; syscall; ret
+        let code = [0xb8, 24, 0, 0, 0, 0x0f, 0x05, 0xc3];
+        assert_eq!(
+            find_site(&code, 0x1000, 24),
+            Some(Site {
+                addr: 0x1000,
+                nr: 24
+            })
+        );
+        assert_eq!(find_site(&code, 0x1000, 35), None);
+        let twice = [code, code].concat();
+        assert_eq!(find_site(&twice, 0x1000, 24), None);
+    }
+
+    #[test]
+    fn a_site_jumps_to_its_stub_and_the_stub_back() {
+        let page = 0x10_2000;
+        let site = Site {
+            addr: 0x46_1234,
+            nr: 202,
+        };
+        let (bytes, patches) = rewrite(page, &[site]).expect("near enough");
+        let stub = common().len();
+        assert_eq!(bytes.len(), stub + 15);
+        let (addr, jump) = patches[0];
+        assert_eq!(addr, site.addr);
+        assert_eq!(jump[0], 0xe9);
+        let to =
+            (site.addr + 5).wrapping_add(i32::from_le_bytes(jump[1..5].try_into().unwrap()) as u64);
+        assert_eq!(to, page + stub as u64);
+        let s = &bytes[stub..];
+        assert_eq!(&s[..5], &[0xb8, 202, 0, 0, 0]);
+        let call = (page + stub as u64 + 10)
+            .wrapping_add(i32::from_le_bytes(s[6..10].try_into().unwrap()) as u64);
+        assert_eq!(call, page);
+        let back = (page + stub as u64 + 15)
+            .wrapping_add(i32::from_le_bytes(s[11..15].try_into().unwrap()) as u64);
+        assert_eq!(back, site.addr + 7);
+    }
+
+    #[test]
+    fn a_site_out_of_reach_is_refused() {
+        let far = Site {
+            addr: 0x5555_5555_0000,
+            nr: 202,
+        };
+        assert!(rewrite(0x10_2000, &[far]).is_none());
+    }
+}
