@@ -103,8 +103,10 @@ pub struct Slot {
     pub reply_seq: u32,
     /// How it answered: `REPLY_*`.
     pub reply: u32,
-    /// Padding, so the 64-bit fields are aligned.
-    pub _pad: u32,
+    /// Set by a patched Go runtime's stub while it uses the slot: a signal
+    /// handler that interrupts it and makes a patched call makes the real
+    /// (trapped) call instead of overwriting the slot.
+    pub busy: u32,
     /// The syscall number.
     pub nr: i64,
     /// Its arguments, in the syscall's order.

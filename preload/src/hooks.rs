@@ -134,6 +134,40 @@ pub extern "C" fn sendto(
     )
 }
 
+/// libc's readv.
+#[no_mangle]
+pub extern "C" fn readv(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_t {
+    fd_call(libc::SYS_readv, [fd as u64, iov as u64, n as u64, 0, 0, 0]) as ssize_t
+}
+
+/// libc's writev.
+#[no_mangle]
+pub extern "C" fn writev(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_t {
+    fd_call(libc::SYS_writev, [fd as u64, iov as u64, n as u64, 0, 0, 0]) as ssize_t
+}
+
+/// libc's epoll_wait (tokio's and mio's wait): answered over the channel
+/// unless the kernel must answer it (a real descriptor in its set is ready),
+/// then made as the trapped call.
+#[no_mangle]
+pub extern "C" fn epoll_wait(
+    epfd: c_int,
+    events: *mut libc::epoll_event,
+    max: c_int,
+    timeout: c_int,
+) -> c_int {
+    let a = [epfd as u64, events as u64, max as u64, timeout as u64, 0, 0];
+    match ask(libc::SYS_epoll_wait, a) {
+        Answer::Done(r) if r < 0 => {
+            // SAFETY: errno is this thread's.
+            unsafe { *libc::__errno_location() = -r as c_int };
+            -1
+        }
+        Answer::Done(r) => r as c_int,
+        Answer::Trap => real(libc::SYS_epoll_wait, a) as c_int,
+    }
+}
+
 /// libc's close: the descriptor may be a socket once it is reused.
 #[no_mangle]
 pub extern "C" fn close(fd: c_int) -> c_int {

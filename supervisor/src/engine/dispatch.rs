@@ -11,7 +11,7 @@ use crate::sys::{table, Action, Call};
 impl Supervisor {
     /// Passes on to the host side that the kernel may have changed a
     /// descriptor since the last probe (see `Sim::descriptors_changed`).
-    pub(super) fn tell_descriptor_changes(&mut self) {
+    pub(crate) fn tell_descriptor_changes(&mut self) {
         if std::mem::take(&mut self.sim.descriptors_touched) {
             self.host_fds.changed();
         }

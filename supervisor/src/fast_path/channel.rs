@@ -211,6 +211,7 @@ impl Channel {
         // SAFETY: inside the mapping.
         unsafe {
             (*self.slot(slot)).state.store(ch::IDLE, Ordering::Release);
+            (*self.slot(slot)).busy = 0;
             (*self.slot(slot)).owner.store(0, Ordering::Release);
         }
     }

@@ -1,8 +1,9 @@
 //! The fast path for Go programs (`--preload`): their runtime makes raw
 //! system calls, so instead of a library, the supervisor patches the
-//! runtime's futex, sleep and yield wrappers at exec to make their calls
-//! over the channel through `go_stub`. Only the calls whose handlers need
-//! no registers are routed, and they are dispatched by the same handlers
+//! runtime's futex, sleep, yield and epoll wrappers and package syscall's
+//! `Syscall6` at exec to make their calls over the channel through
+//! `go_stub`. Only the calls whose handlers need no registers are taken
+//! (the rest are sent back and made as trapped calls), and they are dispatched by the same handlers
 //! with the same trace events as the trapped calls, so a run is the same
 //! with the fast path on and off (Go programs also get no LD_PRELOAD in
 //! their environment, which would change their memory layout).
@@ -12,18 +13,27 @@ use std::path::Path;
 use faultline_channel as ch;
 
 use crate::engine::Supervisor;
-use crate::fast_path::go_stub::{self, Site};
+use crate::fast_path::go_stub::{self, Lead, Site};
 use crate::host::gosym::{self, GoFunctions};
 use crate::host::{inject, tracee};
 use crate::sim::diagnostics::DiagKind;
 use crate::sim::memory::Memory;
 use crate::sim::world::Vtid;
 
-/// The runtime wrappers routed over the channel, with the call each makes.
-pub const GO_CALLS: [(&str, i64); 3] = [
-    ("runtime.futex", libc::SYS_futex),
-    ("runtime.usleep", libc::SYS_nanosleep),
-    ("runtime.osyield", libc::SYS_sched_yield),
+/// The runtime wrappers routed over the channel, with the instruction
+/// before each one's `syscall`.
+pub const GO_CALLS: [(&str, Lead); 5] = [
+    ("runtime.futex", Lead::LoadNr(libc::SYS_futex as u32)),
+    ("runtime.usleep", Lead::LoadNr(libc::SYS_nanosleep as u32)),
+    (
+        "runtime.osyield",
+        Lead::LoadNr(libc::SYS_sched_yield as u32),
+    ),
+    (
+        "runtime.epollwait",
+        Lead::LoadNr(libc::SYS_epoll_pwait as u32),
+    ),
+    ("runtime/internal/syscall.Syscall6", Lead::MoveRdiRbx),
 ];
 
 /// How many bytes of a wrapper are searched for its call (each is a few
@@ -43,7 +53,9 @@ pub fn is_go_program(program: &Path) -> bool {
 enum PatchError {
     /// A wrapper is not where the function table says, or not shaped as
     /// expected (another Go release).
-    #[error("{0} has no single `mov eax, NR; syscall` in its first {WRAPPER_BYTES} bytes")]
+    #[error(
+        "{0} has no single `syscall` of the expected shape in its first {WRAPPER_BYTES} bytes"
+    )]
     Shape(&'static str),
     /// The program is loaded too far from the trampoline page (a PIE).
     #[error("its runtime is out of a 32-bit jump's reach of the trampoline page")]
@@ -141,13 +153,13 @@ fn patch(pid: i32, stub: u64, go: &GoFunctions) -> Result<(), PatchError> {
     }
     let mem = tracee::Process(pid);
     let mut sites: Vec<Site> = Vec::new();
-    for (name, nr) in GO_CALLS {
+    for (name, lead) in GO_CALLS {
         let Some(&(_, addr)) = go.found.iter().find(|(n, _)| n == name) else {
             return Err(PatchError::Shape(name));
         };
         let mut code = [0u8; WRAPPER_BYTES];
         mem.read_mem(addr, &mut code)?;
-        let site = go_stub::find_site(&code, addr, nr as u32).ok_or(PatchError::Shape(name))?;
+        let site = go_stub::find_site(&code, addr, lead).ok_or(PatchError::Shape(name))?;
         sites.push(site);
     }
     let (page, jumps) = go_stub::rewrite(ch::TRAMPOLINE, &sites).ok_or(PatchError::Reach)?;

@@ -2,12 +2,14 @@
 //! program makes raw `syscall` instructions, so no LD_PRELOAD library sees
 //! them, but each of its runtime's wrappers (`runtime.futex`,
 //! `runtime.usleep`, ...) loads its call number and makes the call in two
-//! instructions, `mov eax, NR; syscall`. Those seven bytes become a jump
-//! to a small stub of the same two halves, `mov eax, NR; call common`,
-//! which jumps back after the original `syscall`. `common` is the
+//! instructions, `mov eax, NR; syscall` (and `Syscall6`, package syscall's
+//! one way in, `mov rdi, rbx; syscall`). Those bytes become a jump to a
+//! small stub of the same two halves, `mov eax, NR; call common`, which
+//! jumps back after the original `syscall`. `common` is the
 //! library's request round trip in 150 bytes of machine code: it finds the
 //! thread's channel slot through the GS base (which the supervisor sets for
-//! every thread of a patched process; Go and glibc use only FS), blocks
+//! every thread of a patched process; Go and glibc use only FS), marks it
+//! busy (a signal handler's call while it is makes the real call), blocks
 //! every signal, posts the call, rings the doorbell, spins or sleeps for
 //! the answer and gives back the signal mask. Its two futex calls are made
 //! from the trampoline page, which the seccomp filter lets through, and
@@ -27,6 +29,10 @@ std::arch::global_asm!(
     ".globl faultline_go_stub_start",
     ".globl faultline_go_stub_end",
     "faultline_go_stub_start:",
+    // A signal handler's call while the slot is in use is made for real.
+    "cmp dword ptr gs:[{busy}], 0",
+    "jne 8f",
+    "mov dword ptr gs:[{busy}], 1",
     // The call, as the wrapper loaded it, into the slot.
     "mov qword ptr gs:[{nr}], rax",
     "mov qword ptr gs:[{a0}], rdi",
@@ -109,8 +115,10 @@ std::arch::global_asm!(
     "mov r8, qword ptr gs:[{a4}]",
     "mov r9, qword ptr gs:[{a5}]",
     "mov rax, qword ptr gs:[{ret}]",
+    "mov dword ptr gs:[{busy}], 0",
     "je 7f",
     "mov rax, qword ptr gs:[{nr}]",
+    "8:",
     "syscall",
     "7:",
     "ret",
@@ -132,6 +140,7 @@ std::arch::global_asm!(
     reply_seq = const offset_of!(ch::Slot, reply_seq),
     reply_kind = const offset_of!(ch::Slot, reply),
     state = const offset_of!(ch::Slot, state),
+    busy = const offset_of!(ch::Slot, busy),
     index1 = const offset_of!(ch::Slot, index1),
     header = const ch::GO_CHANNEL_AT,
     posted = const offset_of!(ch::Header, posted),
@@ -163,26 +172,53 @@ fn common() -> &'static [u8] {
     }
 }
 
-/// Bytes of `mov eax, imm32; syscall`, the shape of a patchable call.
-const SITE_LEN: usize = 7;
-
-/// A wrapper's `mov eax, NR; syscall` at `addr`.
+/// What comes right before a patched `syscall`: the instruction the site's
+/// stub repeats before it calls `common`. With the `syscall`, at least the
+/// five bytes of the jump written over them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Site {
-    /// Address of the `mov`.
-    pub addr: u64,
-    /// The call number it loads.
-    pub nr: u32,
+pub enum Lead {
+    /// `mov eax, NR`: a runtime wrapper of one call.
+    LoadNr(u32),
+    /// `mov rdi, rbx`: `runtime/internal/syscall.Syscall6`, which every
+    /// call of package syscall goes through, with its number in rax.
+    MoveRdiRbx,
 }
 
-/// The one `mov eax, nr; syscall` in `code` (the first bytes of a wrapper
-/// at `addr`); None if there is none or more than one, so a wrapper that
-/// is not shaped as expected is left alone.
-pub fn find_site(code: &[u8], addr: u64, nr: u32) -> Option<Site> {
-    let mut want = [0xb8, 0, 0, 0, 0, 0x0f, 0x05];
-    want[1..5].copy_from_slice(&nr.to_le_bytes());
+impl Lead {
+    fn bytes(self) -> Vec<u8> {
+        match self {
+            Lead::LoadNr(nr) => [&[0xb8][..], &nr.to_le_bytes()].concat(),
+            Lead::MoveRdiRbx => vec![0x48, 0x89, 0xdf],
+        }
+    }
+}
+
+/// `syscall`.
+const SYSCALL: [u8; 2] = [0x0f, 0x05];
+
+/// A `syscall` and its lead, found in a wrapper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Site {
+    /// Address of the lead instruction.
+    pub addr: u64,
+    /// The lead.
+    pub lead: Lead,
+}
+
+impl Site {
+    /// Bytes the jump replaces: the lead and the `syscall`.
+    fn len(&self) -> u64 {
+        (self.lead.bytes().len() + SYSCALL.len()) as u64
+    }
+}
+
+/// The one `lead; syscall` in `code` (the first bytes of a wrapper at
+/// `addr`); None if there is none or more than one, so a wrapper that is
+/// not shaped as expected is left alone.
+pub fn find_site(code: &[u8], addr: u64, lead: Lead) -> Option<Site> {
+    let want = [lead.bytes(), SYSCALL.to_vec()].concat();
     let mut hits = code
-        .windows(SITE_LEN)
+        .windows(want.len())
         .enumerate()
         .filter(|(_, w)| *w == want);
     let (at, _) = hits.next()?;
@@ -191,33 +227,32 @@ pub fn find_site(code: &[u8], addr: u64, nr: u32) -> Option<Site> {
     }
     Some(Site {
         addr: addr + at as u64,
-        nr,
+        lead,
     })
 }
 
-/// The jump written over one site: its address and its seven bytes.
-pub type Patch = (u64, [u8; SITE_LEN]);
+/// The jump written over one site: its address and its bytes (a `jmp` to
+/// the site's stub, then `int3`s).
+pub type Patch = (u64, Vec<u8>);
 
 /// What to write into a process to route `sites` through the stub: the
 /// page's bytes (to put at `page`) and, per site, the jump that replaces
-/// its seven bytes. None if a site is too far from the page for a 32-bit
-/// jump (a position-independent program loaded high).
+/// it. None if a site is too far from the page for a 32-bit jump (a
+/// position-independent program loaded high).
 pub fn rewrite(page: u64, sites: &[Site]) -> Option<(Vec<u8>, Vec<Patch>)> {
     let mut bytes = common().to_vec();
     let mut patches = Vec::with_capacity(sites.len());
     for site in sites {
         let at = page + bytes.len() as u64;
-        // mov eax, nr
-        bytes.push(0xb8);
-        bytes.extend_from_slice(&site.nr.to_le_bytes());
+        bytes.extend_from_slice(&site.lead.bytes());
         // call common
         bytes.push(0xe8);
         bytes.extend_from_slice(&rel32(page + bytes.len() as u64 + 4, page)?.to_le_bytes());
         // jmp back, after the original syscall
         bytes.push(0xe9);
-        let back = site.addr + SITE_LEN as u64;
+        let back = site.addr + site.len();
         bytes.extend_from_slice(&rel32(page + bytes.len() as u64 + 4, back)?.to_le_bytes());
-        let mut jump = [0xcc; SITE_LEN];
+        let mut jump = vec![0xcc; site.len() as usize];
         jump[0] = 0xe9;
         jump[1..5].copy_from_slice(&rel32(site.addr + 5, at)?.to_le_bytes());
         patches.push((site.addr, jump));
@@ -240,15 +275,24 @@ mod tests {
         // runtime.osyield: mov eax, 24; syscall; ret
         let code = [0xb8, 24, 0, 0, 0, 0x0f, 0x05, 0xc3];
         assert_eq!(
-            find_site(&code, 0x1000, 24),
+            find_site(&code, 0x1000, Lead::LoadNr(24)),
             Some(Site {
                 addr: 0x1000,
-                nr: 24
+                lead: Lead::LoadNr(24)
             })
         );
-        assert_eq!(find_site(&code, 0x1000, 35), None);
+        assert_eq!(find_site(&code, 0x1000, Lead::LoadNr(35)), None);
         let twice = [code, code].concat();
-        assert_eq!(find_site(&twice, 0x1000, 24), None);
+        assert_eq!(find_site(&twice, 0x1000, Lead::LoadNr(24)), None);
+        // Syscall6: ...; mov rsi, rcx; mov rdi, rbx; syscall; cmp rax, -0xfff
+        let code = [0x48, 0x89, 0xce, 0x48, 0x89, 0xdf, 0x0f, 0x05, 0x48, 0x3d];
+        assert_eq!(
+            find_site(&code, 0x2000, Lead::MoveRdiRbx),
+            Some(Site {
+                addr: 0x2003,
+                lead: Lead::MoveRdiRbx
+            })
+        );
     }
 
     #[test]
@@ -256,12 +300,13 @@ mod tests {
         let page = 0x10_2000;
         let site = Site {
             addr: 0x46_1234,
-            nr: 202,
+            lead: Lead::LoadNr(202),
         };
         let (bytes, patches) = rewrite(page, &[site]).expect("near enough");
         let stub = common().len();
         assert_eq!(bytes.len(), stub + 15);
-        let (addr, jump) = patches[0];
+        let (addr, jump) = patches[0].clone();
+        assert_eq!(jump.len(), 7);
         assert_eq!(addr, site.addr);
         assert_eq!(jump[0], 0xe9);
         let to =
@@ -281,7 +326,7 @@ mod tests {
     fn a_site_out_of_reach_is_refused() {
         let far = Site {
             addr: 0x5555_5555_0000,
-            nr: 202,
+            lead: Lead::LoadNr(202),
         };
         assert!(rewrite(0x10_2000, &[far]).is_none());
     }

@@ -194,7 +194,7 @@ impl Supervisor {
         };
         th.channel_slot = Some(req.slot);
         let pid = th.pid;
-        if let Some(reply) = self.trap_reply(pid, &req) {
+        if let Some(reply) = self.trap_reply(vtid, pid, &req) {
             if let Some(chan) = &self.channel {
                 chan.answer(req.slot, req.seq, reply, 0);
             }
@@ -232,13 +232,22 @@ impl Supervisor {
     /// None if the channel answers `req`; else how to send it back. Only
     /// calls whose handlers never need the caller's registers qualify: reads
     /// and writes on sockets of the simulation, sleeps, and (from patched Go
-    /// runtimes) futex calls and yields.
+    /// runtimes) futex calls, yields, and epoll waits the kernel need not
+    /// answer.
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
-    fn trap_reply(&self, pid: i32, req: &ChannelRequest) -> Option<u32> {
+    fn trap_reply(&mut self, vtid: Vtid, pid: i32, req: &ChannelRequest) -> Option<u32> {
         use libc::*;
         match req.nr {
             SYS_clock_nanosleep | SYS_futex | SYS_nanosleep | SYS_sched_yield => None,
-            SYS_read | SYS_write | SYS_recvfrom | SYS_sendto => {
+            SYS_epoll_wait | SYS_epoll_pwait => {
+                // What the kernel did since the last probe counts, as at
+                // the dispatch that follows.
+                self.tell_descriptor_changes();
+                self.sim
+                    .epoll_wait_needs_kernel(&self.host_fds, vtid, pid, req.args)
+                    .then_some(ch::REPLY_TRAP)
+            }
+            SYS_read | SYS_write | SYS_readv | SYS_writev | SYS_recvfrom | SYS_sendto => {
                 match self.sim.vsock(pid, req.args[0] as i32) {
                     Some(_) => None,
                     None => Some(ch::REPLY_TRAP_FD),
@@ -256,8 +265,9 @@ impl Supervisor {
             Resume::Restart => (ch::REPLY_RESTART, 0),
             other => {
                 eprintln!(
-                    "faultline: internal error: {} for a fast-path call of thread {vtid}",
-                    crate::sim::world::resume_label(&other)
+                    "faultline: internal error: {} for a fast-path {} of thread {vtid}",
+                    crate::sim::world::resume_label(&other),
+                    syscalls::name(req.nr)
                 );
                 (ch::REPLY_RETURN, -(libc::ENOSYS as i64))
             }

@@ -201,12 +201,12 @@ impl Sim {
         let key = self.epoll_key(host, c.pid, epfd);
         let real_ready = self.fds_ready(host, c.pid, &[(epfd, libc::POLLIN)], false);
         let has_virtual = self.net.has_epoll(key);
-        if !has_virtual && (real_ready || expired) {
+        if !has_virtual && kernel_answers(false, real_ready, expired, 0, max) {
             return self.zero_timeout_pass(c, &timeout, None);
         }
         if has_virtual {
             let virt = self.net.epoll_ready(key, max as usize, true);
-            if real_ready && virt.len() < max as usize {
+            if kernel_answers(true, real_ready, expired, virt.len(), max) {
                 // The kernel fills in the real events; the exit hook appends ours.
                 return self.zero_timeout_pass(c, &timeout, Some((virt, max)));
             }
@@ -219,6 +219,39 @@ impl Sim {
             }
         }
         self.park_net(vec![(epfd, libc::POLLIN)], Vec::new(), Some(key), deadline)
+    }
+
+    /// Whether `epoll_wait(a)` or `epoll_pwait(a)` of thread `vtid` of
+    /// `pid`, decided now,
+    /// would run in the kernel (see [`kernel_answers`]): then its handler
+    /// needs the caller's registers, so a call that came without them (over
+    /// the fast path's channel) is sent back to be made as a trapped call.
+    /// Consumes nothing: the handler decides the same right after.
+    pub(crate) fn epoll_wait_needs_kernel(
+        &mut self,
+        host: &impl HostProbe,
+        vtid: Vtid,
+        pid: i32,
+        a: [u64; 6],
+    ) -> bool {
+        let (epfd, max, timeout_ms) = (a[0] as i32, a[2] as i32, a[3] as i32);
+        if max <= 0 {
+            return false;
+        }
+        let key = self.epoll_key(host, pid, epfd);
+        let real_ready = self.fds_ready(host, pid, &[(epfd, libc::POLLIN)], false);
+        let has_virtual = self.net.has_epoll(key);
+        let virtual_ready = if has_virtual {
+            self.net.epoll_ready(key, max as usize, false).len()
+        } else {
+            0
+        };
+        // A woken call keeps the deadline it was first given.
+        let expired = match self.threads.get(&vtid).and_then(|t| t.restart_deadline) {
+            Some(d) => d <= self.clock.now(),
+            None => timeout_ms == 0,
+        };
+        kernel_answers(has_virtual, real_ready, expired, virtual_ready, max)
     }
 
     /// epoll_ctl: virtual sockets are registered in the supervisor, real
@@ -467,6 +500,24 @@ impl Sim {
             None => ExitHook::RestoreArgs(restore),
         };
         Action::Now(Resume::PassThenExit(Some(Box::new(regs)), hook))
+    }
+}
+
+/// Whether an epoll wait is run in the kernel with a zero timeout: a real
+/// descriptor in its set is ready and room is left after the ready
+/// simulated sockets (appended at the exit), or it watches no simulated
+/// socket and is ready or `expired` (its timeout is over).
+fn kernel_answers(
+    has_virtual: bool,
+    real_ready: bool,
+    expired: bool,
+    virtual_ready: usize,
+    max: i32,
+) -> bool {
+    if has_virtual {
+        real_ready && virtual_ready < max as usize
+    } else {
+        real_ready || expired
     }
 }
 
