@@ -63,18 +63,20 @@ pub struct SimArgs {
 
     /// The shared-memory fast path. Dynamically linked C and Rust programs
     /// get faultline's LD_PRELOAD library: their socket reads and writes
-    /// (read, write, recv, send, recvfrom, sendto) and sleeps then reach
-    /// the supervisor over shared memory instead of a ptrace stop (they do
-    /// see LD_PRELOAD and FAULTLINE_CHANNEL_FD in their environment). Go
-    /// programs (static or cgo, not PIE) get no library: their runtime's
-    /// futex, sleep and yield wrappers are patched at exec to make those
-    /// calls over the same channel. The trace is the same either way.
+    /// (read, write, readv, writev, recv, send, recvfrom, sendto), epoll
+    /// waits and sleeps then reach the supervisor over shared memory
+    /// instead of a ptrace stop (they do see LD_PRELOAD and
+    /// FAULTLINE_CHANNEL_FD in their environment). Go programs (static or
+    /// cgo, not PIE) get no library: their runtime's futex, sleep, yield
+    /// and epoll wrappers and package syscall's Syscall6 are patched at
+    /// exec to make their calls over the same channel. The trace is the
+    /// same either way.
     /// While nearly every event of the programs comes over it, they get a
     /// host CPU of their own and both ends spin for each other instead of
     /// sleeping: a socket ping-pong runs about 3x faster than without it.
     /// Off by default, because it pays only where it takes nearly every
-    /// call (the etcd harness, where it takes about 45%, runs about 10%
-    /// slower; README, Performance). The library is
+    /// call (the etcd harness, where it takes 83% of the stops, runs at the
+    /// same speed with 60% more CPU; README, Performance). The library is
     /// libfaultline_preload.so next to faultline, or $FAULTLINE_PRELOAD.
     #[arg(long)]
     pub preload: bool,
