@@ -1,9 +1,11 @@
-//! The LD_PRELOAD fast path (`--preload`): a dynamic program's socket reads
-//! and writes and its sleeps reach the supervisor over shared memory instead
-//! of ptrace stops, with the same output and the same trace as without it;
-//! signals interrupt and restart those calls as on the ptrace path; a child
-//! whose channel was closed, overwritten or dropped from its environment
-//! falls back to ptrace; static programs are not touched.
+//! The shared-memory fast path (`--preload`): a dynamic program's socket
+//! reads and writes, epoll waits and sleeps (through the LD_PRELOAD library)
+//! and a Go program's runtime calls (its patched wrappers) reach the
+//! supervisor over shared memory instead of ptrace stops, with the same
+//! output and the same trace as without it; signals interrupt and restart
+//! those calls as on the ptrace path; a child whose channel was closed,
+//! overwritten or dropped from its environment falls back to ptrace; other
+//! static programs are not touched.
 
 use faultline_e2e::checks::{assert_same_on_both_paths, run_twice};
 use faultline_e2e::{Exec, Linkage, Node, Program, Run, Scenario};
@@ -159,6 +161,22 @@ fn go_runtime_futex_sleep_and_yield_calls_take_the_fast_path_with_the_same_trace
             "{name}: calls went missing\n{fast}"
         );
     }
+}
+
+#[test]
+fn a_go_program_that_signals_itself_and_execs_children_runs_the_same() {
+    // The runtime's signal handler makes a futex call (waking the goroutine
+    // that receives the signal); os/exec forks and execs. The exec'd Go
+    // child has no channel descriptor (its patched parent closed it) and
+    // runs on ptrace stops, /bin/true is not Go.
+    let exec = Exec::program(Program::go("spawn")).seed(6);
+    let (fast, _) = same_run_with_and_without(exec);
+    assert_eq!(
+        fast.out(),
+        "signals: 3\nchild done\nparent done\n",
+        "\n{fast}"
+    );
+    assert!(fast.summary().fast > 50, "{fast}");
 }
 
 /// A scenario's seed run with `--preload` (twice: the runs must agree) and
