@@ -1,6 +1,8 @@
 //! The shared-memory channel between the supervisor and `preload/`, the
-//! LD_PRELOAD library: one memfd per run, inherited by every simulated
-//! process on descriptor [`FD`] and mapped by the library at start-up.
+//! LD_PRELOAD library (and the stub a patched Go runtime calls, which
+//! speaks the same protocol): one memfd per run, inherited by every
+//! simulated process on descriptor [`FD`] and mapped by the library at
+//! start-up, or by the supervisor at a Go program's exec.
 //!
 //! A thread of a dynamic program that makes a hot call (a read or write on a
 //! socket, a sleep) writes it to its [`Slot`] instead of trapping, rings the

@@ -1,13 +1,13 @@
-//! The supervisor's end of the LD_PRELOAD fast path (layout and protocol in
+//! The supervisor's end of the fast path (layout and protocol in
 //! `faultline-channel`): the memfd every simulated process inherits, the wait
 //! for "the running thread stopped in ptrace *or* posted a request", and the
 //! answers.
 //!
 //! Waiting for both needs one thing to sleep on: the doorbell word. The
-//! library bumps it when it posts; a SIGCHLD handler bumps it when a tracee
-//! stops (the kernel sends the tracer SIGCHLD for every ptrace stop), so the
-//! loop `seen = doorbell; waitpid(WNOHANG); posted?; futex_wait(seen)`
-//! cannot miss either.
+//! library (or a patched Go runtime's stub) bumps it when it posts; a
+//! SIGCHLD handler bumps it when a tracee stops (the kernel sends the tracer
+//! SIGCHLD for every ptrace stop), so the loop `seen = doorbell;
+//! waitpid(WNOHANG); posted?; futex_wait(seen)` cannot miss either.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -102,23 +102,23 @@ impl Channel {
         unsafe { self.base.add(ch::slot_offset(i)) as *mut ch::Slot }
     }
 
-    /// Waits until some tracee changes state or a request is posted, and
-    /// returns that; `waitpid` statuses come first, as they would without
-    /// the channel.
-    pub fn wait(&self) -> io::Result<Event> {
+    /// Waits until tracee `who` (-1: any) changes state or a request is
+    /// posted, and returns that; `waitpid` statuses come first, as they
+    /// would without the channel.
+    pub fn wait(&self, who: i32) -> io::Result<Event> {
         sigchld_mask(libc::SIG_UNBLOCK);
-        let event = self.wait_unblocked();
+        let event = self.wait_unblocked(who);
         sigchld_mask(libc::SIG_BLOCK);
         event
     }
 
-    fn wait_unblocked(&self) -> io::Result<Event> {
+    fn wait_unblocked(&self, who: i32) -> io::Result<Event> {
         let doorbell = &self.header().doorbell;
         let spinning = self.header().spin.load(Ordering::Relaxed) != 0;
         loop {
             let seen = doorbell.load(Ordering::Acquire);
-            if let Some((who, status)) = crate::host::tracee::try_wait(-1)? {
-                return Ok(Event::Stop(who, status));
+            if let Some((tid, status)) = crate::host::tracee::try_wait(who)? {
+                return Ok(Event::Stop(tid, status));
             }
             if let Some(req) = self.take_request() {
                 return Ok(Event::Request(req));

@@ -140,7 +140,8 @@ impl Supervisor {
             .is_some_and(|p| p.channel_user);
         match &self.channel {
             Some(chan) if channel_user => {
-                let event = chan.wait()?;
+                // Only the running thread stops, as on the plain wait.
+                let event = chan.wait(self.wait_target(vtid))?;
                 let stop = matches!(event, Event::Stop(..));
                 if stop {
                     self.stops += 1;
