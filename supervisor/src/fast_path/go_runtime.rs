@@ -21,8 +21,9 @@ use crate::sim::memory::Memory;
 use crate::sim::world::Vtid;
 
 /// The runtime wrappers routed over the channel, with the instruction
-/// before each one's `syscall`.
-pub const GO_CALLS: [(&str, Lead); 5] = [
+/// before each one's `syscall`. A program has those of its Go release
+/// (`Syscall6` moved to `internal/runtime/syscall` in Go 1.23).
+pub const GO_CALLS: [(&str, Lead); 6] = [
     ("runtime.futex", Lead::LoadNr(libc::SYS_futex as u32)),
     ("runtime.usleep", Lead::LoadNr(libc::SYS_nanosleep as u32)),
     (
@@ -34,6 +35,7 @@ pub const GO_CALLS: [(&str, Lead); 5] = [
         Lead::LoadNr(libc::SYS_epoll_pwait as u32),
     ),
     ("runtime/internal/syscall.Syscall6", Lead::MoveRdiRbx),
+    ("internal/runtime/syscall.Syscall6", Lead::MoveRdiRbx),
 ];
 
 /// How many bytes of a wrapper are searched for its call (each is a few
@@ -51,12 +53,10 @@ pub fn is_go_program(program: &Path) -> bool {
 /// Why a Go program's runtime was left unpatched.
 #[derive(Debug, thiserror::Error)]
 enum PatchError {
-    /// A wrapper is not where the function table says, or not shaped as
-    /// expected (another Go release).
-    #[error(
-        "{0} has no single `syscall` of the expected shape in its first {WRAPPER_BYTES} bytes"
-    )]
-    Shape(&'static str),
+    /// No wrapper is where the function table says and shaped as expected
+    /// (another Go release).
+    #[error("none of its runtime's wrappers has a `syscall` of the expected shape")]
+    NoWrapper,
     /// The program is loaded too far from the trampoline page (a PIE).
     #[error("its runtime is out of a 32-bit jump's reach of the trampoline page")]
     Reach,
@@ -85,26 +85,30 @@ impl Supervisor {
             return;
         }
         let Some(stub) = self.vdso_pages.get(&mm).map(|p| p.inject_stub()) else {
-            self.report_unpatched(pid, &PatchError::NoVdso);
+            self.report_unpatched(pid, "the Go runtime", &PatchError::NoVdso.to_string());
             return;
         };
         match patch(pid, stub, go) {
-            Ok(()) => {
+            Ok(odd) => {
                 let p = self.sim.procs.get_mut(&pid).expect("exec'd process");
                 p.channel_user = true;
                 p.go_patched = true;
                 self.give_go_slot(vtid);
+                for name in odd {
+                    self.report_unpatched(pid, name, "its `syscall` is not of the expected shape");
+                }
             }
-            Err(e) => self.report_unpatched(pid, &e),
+            Err(e) => self.report_unpatched(pid, "the Go runtime", &e.to_string()),
         }
     }
 
-    fn report_unpatched(&mut self, pid: i32, e: &PatchError) {
+    /// Says once that `what` of `pid`'s program is left on ptrace stops.
+    fn report_unpatched(&mut self, pid: i32, what: &str, why: &str) {
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
         self.sim.report_once(
             DiagKind::InternalError,
             format!(
-                "the Go runtime of {} is not patched for the fast path ({e}); its calls stop in ptrace",
+                "{what} of {} is not patched for the fast path ({why}); its calls stop in ptrace",
                 exe.display()
             ),
         );
@@ -147,20 +151,28 @@ impl Supervisor {
 
 /// Maps the stub page and the channel in `pid` (with calls run at `stub`,
 /// faultline's vDSO's injection point) and patches the wrappers of `go`.
-fn patch(pid: i32, stub: u64, go: &GoFunctions) -> Result<(), PatchError> {
+/// Returns the wrappers left alone because their `syscall` is not shaped
+/// as expected (wrappers its Go release does not have are skipped).
+fn patch(pid: i32, stub: u64, go: &GoFunctions) -> Result<Vec<&'static str>, PatchError> {
     if go.pie {
         return Err(PatchError::Reach);
     }
     let mem = tracee::Process(pid);
     let mut sites: Vec<Site> = Vec::new();
+    let mut odd = Vec::new();
     for (name, lead) in GO_CALLS {
         let Some(&(_, addr)) = go.found.iter().find(|(n, _)| n == name) else {
-            return Err(PatchError::Shape(name));
+            continue;
         };
         let mut code = [0u8; WRAPPER_BYTES];
         mem.read_mem(addr, &mut code)?;
-        let site = go_stub::find_site(&code, addr, lead).ok_or(PatchError::Shape(name))?;
-        sites.push(site);
+        match go_stub::find_site(&code, addr, lead) {
+            Some(site) => sites.push(site),
+            None => odd.push(name),
+        }
+    }
+    if sites.is_empty() {
+        return Err(PatchError::NoWrapper);
     }
     let (page, jumps) = go_stub::rewrite(ch::TRAMPOLINE, &sites).ok_or(PatchError::Reach)?;
     let prot = (libc::PROT_READ | libc::PROT_EXEC) as u64;
@@ -187,7 +199,7 @@ fn patch(pid: i32, stub: u64, go: &GoFunctions) -> Result<(), PatchError> {
     for (addr, jump) in jumps {
         mem.write_mem(addr, &jump)?;
     }
-    Ok(())
+    Ok(odd)
 }
 
 /// Runs `mmap(args)` in `pid`; an error unless it mapped at `args[0]`.
