@@ -75,8 +75,8 @@ pub struct SimArgs {
     /// host CPU of their own and both ends spin for each other instead of
     /// sleeping: a socket ping-pong runs about 3x faster than without it.
     /// Off by default, because it pays only where it takes nearly every
-    /// call (the etcd harness, where it takes 83% of the stops, runs at the
-    /// same speed with 60% more CPU; README, Performance). The library is
+    /// call (the etcd harness, where it takes 83% of the stops, runs 7%
+    /// faster on 50% more CPU; README, Performance). The library is
     /// libfaultline_preload.so next to faultline, or $FAULTLINE_PRELOAD.
     #[arg(long)]
     pub preload: bool,
