@@ -15,7 +15,7 @@
 //! into the programs it is loaded into.
 #![no_std]
 
-use core::sync::atomic::{AtomicI32, AtomicU32};
+use core::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 /// The descriptor the channel's memfd is inherited on (named again in
 /// `FAULTLINE_CHANNEL_FD`). High, so it never takes a number the program's
@@ -139,4 +139,21 @@ pub const fn slot_offset(i: usize) -> usize {
 /// The slot a thread looks for first: the search goes on linearly from here.
 pub const fn home_slot(tid: i32) -> usize {
     (tid as u32 as usize) % SLOTS
+}
+
+/// Takes the first free slot from thread `tid`'s [`home_slot`] on, writing
+/// `owner` into its owner word (`owner_word(i)` is slot `i`'s); None if all
+/// are taken. The library claims for its own threads, the supervisor for
+/// patched Go threads.
+pub fn claim_slot<'a>(
+    tid: i32,
+    owner: i32,
+    owner_word: impl Fn(usize) -> &'a AtomicI32,
+) -> Option<usize> {
+    let start = home_slot(tid);
+    (0..SLOTS).map(|k| (start + k) % SLOTS).find(|&i| {
+        owner_word(i)
+            .compare_exchange(0, owner, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    })
 }

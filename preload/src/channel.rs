@@ -134,19 +134,10 @@ unsafe fn my_slot(base: *mut u8) -> Option<(usize, &'static ch::Slot)> {
     if cached != 0 {
         return Some((cached - 1, slot(cached - 1)));
     }
-    let start = ch::home_slot(libc::syscall(libc::SYS_gettid) as i32);
-    for k in 0..ch::SLOTS {
-        let i = (start + k) % ch::SLOTS;
-        let s = slot(i);
-        if s.owner
-            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok()
-        {
-            libc::pthread_setspecific(key, (i + 1) as *const libc::c_void);
-            return Some((i, s));
-        }
-    }
-    None
+    let tid = libc::syscall(libc::SYS_gettid) as i32;
+    let i = ch::claim_slot(tid, 1, |i| &slot(i).owner)?;
+    libc::pthread_setspecific(key, (i + 1) as *const libc::c_void);
+    Some((i, slot(i)))
 }
 
 /// Whether calls on `fd` should go to the channel at all.

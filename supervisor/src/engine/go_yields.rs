@@ -18,7 +18,7 @@
 //!   thread may be given the turn.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::host::gosym::{self, GoFunctions};
@@ -89,27 +89,7 @@ impl Supervisor {
     /// channel is on); None if it is not Go.
     pub(super) fn arm_go_yields(&mut self, pid: i32, mm: u32, entry: u64) -> Option<GoFunctions> {
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
-        if !self.go_yields.images.contains_key(&exe) {
-            let mut wanted = GIVE_WAY_FUNCTIONS.to_vec();
-            if self.cfg.go_yields {
-                wanted.extend_from_slice(YIELD_FUNCTIONS);
-            }
-            if self.channel.is_some() {
-                wanted.extend(crate::fast_path::go_runtime::GO_CALLS.map(|(name, _)| name));
-            }
-            let found = match gosym::find_functions(&exe, &wanted) {
-                Ok(found) => found,
-                Err(e) => {
-                    self.sim.report_once(
-                        crate::sim::diagnostics::DiagKind::InternalError,
-                        format!("{e}: its runtime's yields are not scheduling points, so its spin loops may be preempted by the watchdog"),
-                    );
-                    None
-                }
-            };
-            self.go_yields.images.insert(exe.clone(), found);
-        }
-        let go = self.go_yields.images.get(&exe).cloned().flatten()?;
+        let go = self.go_image(&exe)?;
         let bias = if go.pie {
             entry.wrapping_sub(go.entry)
         } else {
@@ -151,6 +131,33 @@ impl Supervisor {
         }
         self.go_yields.armed.insert(mm, points);
         Some(go)
+    }
+
+    /// The functions this run looks for in executable `exe` (its canonical
+    /// path), read from its function table once per run; None if it is not
+    /// a Go program (or its table cannot be read, which is said once).
+    pub(crate) fn go_image(&mut self, exe: &Path) -> Option<GoFunctions> {
+        if !self.go_yields.images.contains_key(exe) {
+            let mut wanted = GIVE_WAY_FUNCTIONS.to_vec();
+            if self.cfg.go_yields {
+                wanted.extend_from_slice(YIELD_FUNCTIONS);
+            }
+            if self.channel.is_some() {
+                wanted.extend(crate::fast_path::go_runtime::GO_CALLS.map(|(name, _)| name));
+            }
+            let found = match gosym::find_functions(exe, &wanted) {
+                Ok(found) => found,
+                Err(e) => {
+                    self.sim.report_once(
+                        crate::sim::diagnostics::DiagKind::InternalError,
+                        format!("{e}: its runtime's yields are not scheduling points, so its spin loops may be preempted by the watchdog"),
+                    );
+                    None
+                }
+            };
+            self.go_yields.images.insert(exe.to_path_buf(), found);
+        }
+        self.go_yields.images.get(exe).cloned().flatten()
     }
 
     /// A SIGTRAP of `vtid`: if it stopped on one of these breakpoints, the

@@ -12,7 +12,6 @@ use crate::sim::fdkind::FdKind;
 use crate::sim::host_probe::HostProbe;
 use crate::sim::world::*;
 use rand::Rng;
-use std::collections::BTreeMap;
 
 impl Supervisor {
     /// Starts a program on simulated host `host` and runs it to its first
@@ -137,14 +136,25 @@ impl Supervisor {
     }
 
     pub(super) fn add_process(&mut self, pid: i32, parent: Option<i32>, mm: u32) {
-        let (fds, restart_mask, name, host) = parent
-            .and_then(|p| self.sim.procs.get(&p))
-            .map(|p| (p.fds.clone(), p.restart_mask, p.name.clone(), p.host))
-            .unwrap_or((BTreeMap::new(), 0, String::new(), vnet::HostId::default()));
-        let ns_root = parent
-            .and_then(|p| self.sim.procs.get(&p))
-            .map_or(pid, |p| p.ns_root);
-        for kind in fds.values() {
+        let vpid = self.next_vpid;
+        self.next_vpid += 1;
+        let now = self.sim.clock.now();
+        // A child starts with what it inherits from its parent.
+        let process = match parent.and_then(|p| self.sim.procs.get(&p)) {
+            Some(p) => Process {
+                ns_root: p.ns_root,
+                fds: p.fds.clone(),
+                restart_mask: p.restart_mask,
+                name: p.name.clone(),
+                channel_user: p.channel_user,
+                go_patched: p.go_patched,
+                interp: p.interp,
+                rlimits: p.rlimits.clone(),
+                ..Process::new(pid, p.host, vpid, mm, now)
+            },
+            None => Process::new(pid, vnet::HostId::default(), vpid, mm, now),
+        };
+        for kind in process.fds.values() {
             if let FdKind::Socket(vs) = kind {
                 self.sim.net.add_ref(*vs);
             }
@@ -157,8 +167,6 @@ impl Supervisor {
                 self.go_yields.inherit(parent_mm, mm);
             }
         }
-        let vpid = self.next_vpid;
-        self.next_vpid += 1;
         self.host_fds.open(pid);
         if let (Some(n), Some(parent)) = (&mut self.notify, parent) {
             n.inherit(parent, pid);
@@ -167,25 +175,8 @@ impl Supervisor {
             pid,
             Process {
                 ns_pid: ns_id(pid, pid),
-                ns_root,
                 parent,
-                fds,
-                restart_mask,
-                name,
-                channel_user: parent
-                    .and_then(|p| self.sim.procs.get(&p))
-                    .is_some_and(|p| p.channel_user),
-                go_patched: parent
-                    .and_then(|p| self.sim.procs.get(&p))
-                    .is_some_and(|p| p.go_patched),
-                interp: parent
-                    .and_then(|p| self.sim.procs.get(&p))
-                    .and_then(|p| p.interp),
-                rlimits: parent
-                    .and_then(|p| self.sim.procs.get(&p))
-                    .map(|p| p.rlimits.clone())
-                    .unwrap_or_default(),
-                ..Process::new(pid, host, vpid, mm, self.sim.clock.now())
+                ..process
             },
         );
     }

@@ -196,9 +196,6 @@ pub struct Supervisor {
     pub(crate) waits: waits::WaitScope,
     /// The faultline vDSO of each address space that has one.
     pub(crate) vdso_pages: HashMap<u32, crate::host::vdso::VdsoPage>,
-    /// Per program launched with the fast path on: whether it is a Go
-    /// executable (patched at exec instead of given the library).
-    pub(crate) go_programs: HashMap<std::path::PathBuf, bool>,
     /// Clock reads since the last scheduling one, per address space without
     /// the vDSO (the vDSO counts in its page).
     pub(crate) clock_reads: HashMap<u32, u32>,
@@ -324,7 +321,6 @@ impl Supervisor {
             waits: Default::default(),
             crashing: false,
             vdso_pages: HashMap::new(),
-            go_programs: HashMap::new(),
             clock_reads: HashMap::new(),
             go_yields: go_yields::GoYields::default(),
             early_status: None,

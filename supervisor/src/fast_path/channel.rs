@@ -196,14 +196,8 @@ impl Channel {
     /// Takes a free slot for thread `tid` (a patched Go thread, which has no
     /// library to take one itself); None if all are taken.
     pub fn claim(&self, tid: i32) -> Option<usize> {
-        let start = ch::home_slot(tid);
-        (0..ch::SLOTS).map(|k| (start + k) % ch::SLOTS).find(|&i| {
-            // SAFETY: inside the mapping.
-            let owner = unsafe { &(*self.slot(i)).owner };
-            owner
-                .compare_exchange(0, tid, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-        })
+        // SAFETY: every index is below SLOTS, inside the mapping.
+        ch::claim_slot(tid, tid, |i| unsafe { &(*self.slot(i)).owner })
     }
 
     /// Frees a slot whose thread is gone.

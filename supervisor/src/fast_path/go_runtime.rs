@@ -3,18 +3,17 @@
 //! runtime's futex, sleep, yield and epoll wrappers and package syscall's
 //! `Syscall6` at exec to make their calls over the channel through
 //! `go_stub`. Only the calls whose handlers need no registers are taken
-//! (the rest are sent back and made as trapped calls), and they are dispatched by the same handlers
-//! with the same trace events as the trapped calls, so a run is the same
-//! with the fast path on and off (Go programs also get no LD_PRELOAD in
-//! their environment, which would change their memory layout).
-
-use std::path::Path;
+//! (the rest are sent back and made as trapped calls), and they are
+//! dispatched by the same handlers with the same trace events as the
+//! trapped calls, so a run is the same with the fast path on and off (Go
+//! programs also get no LD_PRELOAD in their environment, which would change
+//! their memory layout).
 
 use faultline_channel as ch;
 
 use crate::engine::Supervisor;
 use crate::fast_path::go_stub::{self, Lead, Site};
-use crate::host::gosym::{self, GoFunctions};
+use crate::host::gosym::GoFunctions;
 use crate::host::{inject, tracee};
 use crate::sim::diagnostics::DiagKind;
 use crate::sim::memory::Memory;
@@ -42,14 +41,6 @@ pub const GO_CALLS: [(&str, Lead); 6] = [
 /// argument loads, then the call).
 const WRAPPER_BYTES: usize = 64;
 
-/// Whether `program` is a Go executable (it then gets no LD_PRELOAD).
-pub fn is_go_program(program: &Path) -> bool {
-    matches!(
-        gosym::find_functions(program, &[GO_CALLS[0].0]),
-        Ok(Some(_))
-    )
-}
-
 /// Why a Go program's runtime was left unpatched.
 #[derive(Debug, thiserror::Error)]
 enum PatchError {
@@ -64,9 +55,9 @@ enum PatchError {
     /// be run in it.
     #[error("faultline's vDSO is not installed, so no call can be injected")]
     NoVdso,
-    /// An injected call failed.
-    #[error("{call} in the process: {result}")]
-    Injected { call: &'static str, result: String },
+    /// An injected call could not be run, or failed.
+    #[error(transparent)]
+    Injected(#[from] inject::CallError),
     /// Its memory could not be read or written.
     #[error("its memory: {0}")]
     Memory(#[from] std::io::Error),
@@ -118,13 +109,13 @@ impl Supervisor {
     /// GS base, if it has none (a new thread, or a forked child's, before
     /// it first runs).
     pub(crate) fn give_go_slot(&mut self, vtid: Vtid) {
-        let Some(th) = self.sim.threads.get(&vtid) else {
+        let (Some(chan), Some(th)) = (&self.channel, self.sim.threads.get(&vtid)) else {
             return;
         };
         let patched = self.sim.procs.get(&th.pid).is_some_and(|p| p.go_patched);
-        let (Some(chan), true, None) = (&self.channel, patched, th.channel_slot) else {
+        if !patched || th.channel_slot.is_some() {
             return;
-        };
+        }
         let tid = th.tid;
         let Some(slot) = chan.claim(tid) else {
             self.sim.report_once(
@@ -136,12 +127,12 @@ impl Supervisor {
         let home = ch::GO_CHANNEL_AT + ch::slot_offset(slot) as u64;
         let set = tracee::get_regs(tid).and_then(|mut regs| {
             regs.gs_base = home;
-            tracee::set_regs(tid, &regs).map(|()| regs)
+            tracee::set_regs(tid, &regs)
         });
         let th = self.sim.threads.get_mut(&vtid).expect("thread");
         match set {
-            Ok(regs) => {
-                th.regs.gs_base = regs.gs_base;
+            Ok(()) => {
+                th.regs.gs_base = home;
                 th.channel_slot = Some(slot);
             }
             Err(_) => chan.release(slot),
@@ -177,7 +168,7 @@ fn patch(pid: i32, stub: u64, go: &GoFunctions) -> Result<Vec<&'static str>, Pat
     let (page, jumps) = go_stub::rewrite(ch::TRAMPOLINE, &sites).ok_or(PatchError::Reach)?;
     let prot = (libc::PROT_READ | libc::PROT_EXEC) as u64;
     let anon = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE) as u64;
-    map_at(
+    inject::mmap_at(
         pid,
         stub,
         "mmap of the stub page",
@@ -187,7 +178,7 @@ fn patch(pid: i32, stub: u64, go: &GoFunctions) -> Result<Vec<&'static str>, Pat
     let len = ch::SIZE.div_ceil(4096) as u64 * 4096;
     let rw = (libc::PROT_READ | libc::PROT_WRITE) as u64;
     let shared = (libc::MAP_SHARED | libc::MAP_FIXED_NOREPLACE) as u64;
-    map_at(
+    inject::mmap_at(
         pid,
         stub,
         "mmap of the channel",
@@ -200,23 +191,4 @@ fn patch(pid: i32, stub: u64, go: &GoFunctions) -> Result<Vec<&'static str>, Pat
         mem.write_mem(addr, &jump)?;
     }
     Ok(odd)
-}
-
-/// Runs `mmap(args)` in `pid`; an error unless it mapped at `args[0]`.
-fn map_at(pid: i32, stub: u64, call: &'static str, args: [u64; 6]) -> Result<(), PatchError> {
-    match inject::syscall(pid, stub, libc::SYS_mmap, args) {
-        Ok(at) if at as u64 == args[0] => Ok(()),
-        Ok(r) if r < 0 => Err(PatchError::Injected {
-            call,
-            result: std::io::Error::from_raw_os_error(-r as i32).to_string(),
-        }),
-        Ok(r) => Err(PatchError::Injected {
-            call,
-            result: format!("mapped at {r:#x}, not {:#x}", args[0]),
-        }),
-        Err(e) => Err(PatchError::Injected {
-            call,
-            result: e.to_string(),
-        }),
-    }
 }

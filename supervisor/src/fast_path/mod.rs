@@ -96,19 +96,17 @@ impl Supervisor {
     /// trampoline's futex calls let through.
     pub(crate) fn launch_spec(&mut self, spec: &LaunchSpec) -> LaunchSpec {
         let mut spec = spec.clone();
-        let (Some(chan), Some(lib)) = (&self.channel, &self.preload_lib) else {
+        let (Some(fd), Some(lib)) = (
+            self.channel.as_ref().map(Channel::fd),
+            self.preload_lib.clone(),
+        ) else {
             return spec;
         };
         spec.filter = syscalls::seccomp_filter(Some(ch::TRAMPOLINE));
-        spec.channel_fd = Some(chan.fd());
-        let program = launch::resolve_program(&spec.program).ok();
-        let go = program.map(|p| {
-            *self
-                .go_programs
-                .entry(p.clone())
-                .or_insert_with(|| go_runtime::is_go_program(&p))
-        });
-        if go == Some(true) {
+        spec.channel_fd = Some(fd);
+        // Keyed as at exec (/proc/PID/exe names the canonical path).
+        let program = launch::resolve_program(&spec.program).and_then(|p| Ok(p.canonicalize()?));
+        if program.is_ok_and(|p| self.go_image(&p).is_some()) {
             return spec;
         }
         let theirs = spec
@@ -120,7 +118,7 @@ impl Supervisor {
             .retain(|(k, _)| k != "LD_PRELOAD" && k != ch::FD_ENV);
         let preload = match theirs {
             Some(t) if !t.is_empty() => format!("{lib}:{t}"),
-            _ => lib.clone(),
+            _ => lib,
         };
         spec.env.push(("LD_PRELOAD".into(), preload));
         spec.env.push((ch::FD_ENV.into(), ch::FD.to_string()));

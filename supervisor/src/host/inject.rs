@@ -16,6 +16,53 @@ pub enum InjectError {
     Stopped(i32),
 }
 
+/// Why an injected call did not do its work.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// It could not be run.
+    #[error(transparent)]
+    Inject(#[from] InjectError),
+    /// It failed in the process.
+    #[error("{call} failed in the process: {}", std::io::Error::from_raw_os_error(*.errno))]
+    Failed {
+        /// Which call (as reported).
+        call: &'static str,
+        /// Its errno.
+        errno: i32,
+    },
+}
+
+/// Runs `nr(args)` in `pid` as [`syscall`] does; its result, or the errno
+/// it failed with, reported as `call`.
+pub fn checked(
+    pid: i32,
+    stub: u64,
+    call: &'static str,
+    nr: i64,
+    args: [u64; 6],
+) -> Result<u64, CallError> {
+    match syscall(pid, stub, nr, args)? {
+        r if (-4095..0).contains(&r) => Err(CallError::Failed {
+            call,
+            errno: -r as i32,
+        }),
+        r => Ok(r as u64),
+    }
+}
+
+/// Runs `mmap(args)` in `pid` for a mapping at the fixed address `args[0]`;
+/// an error unless it is there (a kernel that ignores MAP_FIXED_NOREPLACE
+/// may put it elsewhere: that address is taken).
+pub fn mmap_at(pid: i32, stub: u64, call: &'static str, args: [u64; 6]) -> Result<(), CallError> {
+    match checked(pid, stub, call, libc::SYS_mmap, args)? {
+        got if got == args[0] => Ok(()),
+        _ => Err(CallError::Failed {
+            call,
+            errno: libc::EEXIST,
+        }),
+    }
+}
+
 /// Runs system call `nr` with `args` in `pid` (stopped in a ptrace stop
 /// from which it may be resumed at another address: an exec event or its
 /// first stop) at `stub`, the address of `fl_inject` in its vDSO. Returns

@@ -9,7 +9,7 @@ use std::os::fd::AsRawFd;
 use std::ptr::NonNull;
 
 use crate::host::fdprobe;
-use crate::host::inject::{self, InjectError};
+use crate::host::inject::{self, CallError};
 use crate::host::tracee;
 use crate::sim::memory::Memory;
 
@@ -19,17 +19,9 @@ pub const PAGE_LEN: u64 = 4096;
 /// Why the page could not be shared with the supervisor.
 #[derive(Debug, thiserror::Error)]
 pub enum ShareError {
-    /// An injected call could not be run.
+    /// An injected call could not be run, or failed in the process.
     #[error(transparent)]
-    Inject(#[from] InjectError),
-    /// An injected call failed in the process.
-    #[error("{call} failed in the process: {}", io::Error::from_raw_os_error(*.errno))]
-    Call {
-        /// Which call.
-        call: &'static str,
-        /// Its errno.
-        errno: i32,
-    },
+    Inject(#[from] CallError),
     /// The supervisor could not take or map the process's memfd.
     #[error("the time page's memfd: {0}")]
     Host(#[from] io::Error),
@@ -130,23 +122,6 @@ impl Drop for SharedMap {
     }
 }
 
-/// Runs one call in `pid`; its result, or the errno it failed with.
-fn call(
-    pid: i32,
-    target: Target,
-    name: &'static str,
-    nr: i64,
-    args: [u64; 6],
-) -> Result<u64, ShareError> {
-    match inject::syscall(pid, target.stub, nr, args)? {
-        r if (-4095..0).contains(&r) => Err(ShareError::Call {
-            call: name,
-            errno: -r as i32,
-        }),
-        r => Ok(r as u64),
-    }
-}
-
 /// `mmap`'s flags for the page at `target`.
 fn fixed(target: Target) -> u64 {
     let fixed = if target.replace {
@@ -160,15 +135,21 @@ fn fixed(target: Target) -> u64 {
 /// Creates a memfd in `pid`, maps it there and in the supervisor, and
 /// closes the process's descriptor again (its numbering is as before).
 fn map_shared(pid: i32, target: Target) -> Result<SharedMap, ShareError> {
-    let fd = call(
+    let fd = inject::checked(
         pid,
-        target,
+        target.stub,
         "memfd_create",
         libc::SYS_memfd_create,
         [target.name, libc::MFD_CLOEXEC as u64, 0, 0, 0, 0],
     )?;
     let mapped = map_both(pid, target, fd);
-    let closed = call(pid, target, "close", libc::SYS_close, [fd, 0, 0, 0, 0, 0]);
+    let closed = inject::checked(
+        pid,
+        target.stub,
+        "close",
+        libc::SYS_close,
+        [fd, 0, 0, 0, 0, 0],
+    );
     let shared = mapped?;
     closed?;
     Ok(shared)
@@ -199,7 +180,7 @@ fn map_both(pid: i32, target: Target, fd: u64) -> Result<SharedMap, ShareError> 
     let prot = (libc::PROT_READ | libc::PROT_WRITE) as u64;
     let flags = libc::MAP_SHARED as u64 | fixed(target);
     let args = [target.addr, PAGE_LEN, prot, flags, fd, 0];
-    mmap_at(pid, target, args)?;
+    inject::mmap_at(pid, target.stub, "mmap", args)?;
     Ok(shared)
 }
 
@@ -207,22 +188,6 @@ fn map_both(pid: i32, target: Target, fd: u64) -> Result<SharedMap, ShareError> 
 fn map_private(pid: i32, target: Target) -> Result<(), ShareError> {
     let prot = (libc::PROT_READ | libc::PROT_WRITE) as u64;
     let flags = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64 | fixed(target);
-    mmap_at(
-        pid,
-        target,
-        [target.addr, PAGE_LEN, prot, flags, u64::MAX, 0],
-    )
-}
-
-/// Runs `mmap` with `args` in `pid`; an error unless the page is at its
-/// address (a kernel that ignores MAP_FIXED_NOREPLACE may put it
-/// elsewhere: that address is taken).
-fn mmap_at(pid: i32, target: Target, args: [u64; 6]) -> Result<(), ShareError> {
-    match call(pid, target, "mmap", libc::SYS_mmap, args)? {
-        got if got == target.addr => Ok(()),
-        _ => Err(ShareError::Call {
-            call: "mmap",
-            errno: libc::EEXIST,
-        }),
-    }
+    let args = [target.addr, PAGE_LEN, prot, flags, u64::MAX, 0];
+    Ok(inject::mmap_at(pid, target.stub, "mmap", args)?)
 }
