@@ -64,6 +64,13 @@ pub const REPLY: u32 = 2;
 
 /// `reply`: the call is done; its raw result (`-errno` on failure) is `ret`.
 pub const REPLY_RETURN: u32 = 1;
+/// [`Slot::handoff`]: the owner sleeps (or is about to) on its state word,
+/// so whoever answers it must wake it.
+pub const ASLEEP: u32 = u32::MAX;
+/// [`Slot::handoff`]: the supervisor has let another thread run (one in a
+/// ptrace stop): the owner stops spinning and sleeps until it is answered.
+pub const GIVE_WAY: u32 = u32::MAX - 1;
+
 /// `reply`: ask again (a wait ended, or a signal handler with SA_RESTART ran).
 pub const REPLY_RESTART: u32 = 2;
 /// `reply`: not a call the channel handles; make it as a real (trapped) call.
@@ -126,6 +133,15 @@ pub struct Slot {
     /// The slot's index + 1, what a patched Go thread posts to
     /// [`Header::posted`].
     pub index1: u32,
+    /// The turn, handed over in the programs' CPU: 0 while the owner spins
+    /// for its answer; [`ASLEEP`] once it sleeps; or, written by the
+    /// supervisor while the owner still spins, the index + 1 of the slot
+    /// whose thread runs next (already answered), which the owner wakes
+    /// before it sleeps, or [`GIVE_WAY`]. A wake from the spinning thread's
+    /// own CPU is one context switch; one from the supervisor's CPU wakes
+    /// an idle CPU, which costs several times more. Reset by the owner
+    /// before each post; see [`await_reply`].
+    pub handoff: AtomicU32,
 }
 
 /// Bytes of the whole region.
@@ -139,6 +155,50 @@ pub const fn slot_offset(i: usize) -> usize {
 /// The slot a thread looks for first: the search goes on linearly from here.
 pub const fn home_slot(tid: i32) -> usize {
     (tid as u32 as usize) % SLOTS
+}
+
+/// The owner's wait for the answer to its request `seq` in `slot`: spins
+/// `spins` times, then sleeps on the state word; a turn handed over in
+/// [`Slot::handoff`] is passed on first (the library and the patched Go
+/// runtime's stub, in machine code, follow the same steps). `slot_at(i)` is
+/// slot `i`; `wait` and `wake` are futex calls the seccomp filter lets
+/// through.
+pub fn await_reply<'a>(
+    slot: &Slot,
+    seq: u32,
+    mut spins: u32,
+    slot_at: impl Fn(usize) -> &'a Slot,
+    wait: impl Fn(&AtomicU32, u32),
+    wake: impl Fn(&AtomicU32),
+) {
+    loop {
+        // SAFETY: a plain field of a live slot, written before the Release
+        // store of `state` that was Acquired.
+        let answered = slot.state.load(Ordering::Acquire) == REPLY
+            && unsafe { core::ptr::read_volatile(&slot.reply_seq) } == seq;
+        if answered {
+            return;
+        }
+        match slot.handoff.load(Ordering::Acquire) {
+            0 if spins > 0 => {
+                spins -= 1;
+                core::hint::spin_loop();
+            }
+            0 => {
+                // Lost to a handoff just written: it is read next round.
+                let _ =
+                    slot.handoff
+                        .compare_exchange(0, ASLEEP, Ordering::SeqCst, Ordering::Relaxed);
+            }
+            ASLEEP => wait(&slot.state, REQUEST),
+            next => {
+                if let Some(i) = (next as usize).checked_sub(1).filter(|&i| i < SLOTS) {
+                    wake(&slot_at(i).state);
+                }
+                slot.handoff.swap(ASLEEP, Ordering::SeqCst);
+            }
+        }
+    }
 }
 
 /// Takes the first free slot from thread `tid`'s [`home_slot`] on, writing

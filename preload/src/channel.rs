@@ -204,23 +204,23 @@ pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
             (*slot_mut).nr = nr;
             (*slot_mut).args = args;
             (*slot_mut).mask = old;
+            slot.handoff.store(0, Ordering::Relaxed);
             slot.state.store(ch::REQUEST, Ordering::Release);
             header.posted.store(index as u32 + 1, Ordering::Release);
             header.doorbell.fetch_add(1, Ordering::AcqRel);
             futex(&header.doorbell, libc::FUTEX_WAKE, 1);
-            let mut spins = header.spin.load(Ordering::Relaxed);
-            loop {
-                let s = slot.state.load(Ordering::Acquire);
-                if s == ch::REPLY && core::ptr::read_volatile(&(*slot_mut).reply_seq) == seq {
-                    break;
-                }
-                if spins > 0 {
-                    spins -= 1;
-                    core::hint::spin_loop();
-                    continue;
-                }
-                futex(&slot.state, libc::FUTEX_WAIT, s);
-            }
+            ch::await_reply(
+                slot,
+                seq,
+                header.spin.load(Ordering::Relaxed),
+                |i| &*(base.add(ch::slot_offset(i)) as *const ch::Slot),
+                |word, val| {
+                    futex(word, libc::FUTEX_WAIT, val);
+                },
+                |word| {
+                    futex(word, libc::FUTEX_WAKE, 1);
+                },
+            );
             let reply = core::ptr::read_volatile(&(*slot_mut).reply);
             let ret = core::ptr::read_volatile(&(*slot_mut).ret);
             // The supervisor may have changed it (it gives back signals it

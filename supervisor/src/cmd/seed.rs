@@ -441,6 +441,7 @@ fn report(
         events: outcome.events,
         stops: outcome.stops,
         fast_calls: outcome.fast_calls,
+        handoffs: outcome.handoffs,
         preemptions: outcome.preemptions,
         host_state: outcome.host_state.clone(),
         diagnostics: crate::sim::diagnostics::counts(&outcome.diagnostics),

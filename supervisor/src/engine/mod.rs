@@ -118,6 +118,9 @@ pub struct Outcome {
     /// Calls answered without a ptrace stop (the fast path's channel, or
     /// seccomp notifications).
     pub fast_calls: u64,
+    /// Turns handed from one thread to the next by the thread that gave
+    /// way, in the programs' CPU (the fast path's spinning mode).
+    pub handoffs: u64,
     /// The trace hash.
     pub hash: u64,
     /// Times the watchdog had to preempt a thread.

@@ -93,6 +93,7 @@ impl Supervisor {
             events: self.sim.trace.count(),
             stops: self.stops,
             fast_calls: self.fast_calls,
+            handoffs: self.channel.as_ref().map_or(0, |c| c.handoffs()),
             hash: self.sim.trace.hash(),
             preemptions: self.preemptions,
             host_state: std::mem::take(&mut self.sim.host_state)

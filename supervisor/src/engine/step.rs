@@ -111,6 +111,9 @@ impl Supervisor {
 
     pub(super) fn go(&mut self, pid: i32, tid: i32, sig: i32, to_exit: bool) {
         self.about_to_run(pid, tid);
+        if let Some(chan) = &self.channel {
+            chan.give_way();
+        }
         let _ = if to_exit {
             tracee::cont_to_syscall_exit(tid)
         } else {

@@ -9,6 +9,7 @@
 //! SIGCHLD for every ptrace stop), so the loop `seen = doorbell;
 //! waitpid(WNOHANG); posted?; futex_wait(seen)` cannot miss either.
 
+use std::cell::Cell;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
@@ -34,6 +35,16 @@ pub enum Event {
 pub struct Channel {
     memfd: OwnedFd,
     base: *mut u8,
+    /// The slot of the request taken last while it is not yet answered
+    /// and its thread may still spin for the answer: the thread that can
+    /// hand the turn on in the programs' CPU.
+    poster: Cell<Option<usize>>,
+    /// A slot answered through another thread's handoff: if the supervisor
+    /// is about to sleep and its thread has not posted meanwhile, it wakes
+    /// that thread itself (the handing thread may have been killed first).
+    handed_to: Cell<Option<usize>>,
+    /// Turns handed over so far.
+    handoffs: Cell<u64>,
 }
 
 impl Channel {
@@ -64,6 +75,9 @@ impl Channel {
         let chan = Channel {
             memfd,
             base: base as *mut u8,
+            poster: Cell::new(None),
+            handed_to: Cell::new(None),
+            handoffs: Cell::new(0),
         };
         // SAFETY: the header is at the start of the mapping.
         unsafe { std::ptr::write_volatile(base as *mut u32, ch::MAGIC) };
@@ -126,6 +140,10 @@ impl Channel {
             if spinning && spin_until_changed(doorbell, seen) {
                 continue;
             }
+            if let Some(slot) = self.handed_to.take() {
+                self.wake(slot);
+                continue;
+            }
             unsafe {
                 libc::syscall(
                     libc::SYS_futex,
@@ -145,6 +163,8 @@ impl Channel {
             return None;
         }
         let slot = posted - 1;
+        self.handed_to.set(None);
+        self.poster.set(Some(slot));
         let p = self.slot(slot);
         // SAFETY: inside the mapping; the poster wrote the fields before
         // the Release store of `state`, which we Acquire.
@@ -162,7 +182,9 @@ impl Channel {
         }
     }
 
-    /// Answers request `seq` in `slot` and wakes its thread.
+    /// Answers request `seq` in `slot` and wakes its thread: directly, or
+    /// through the thread still spinning for its own answer, which then
+    /// wakes it from the programs' CPU and sleeps ([`ch::Slot::handoff`]).
     pub fn answer(&self, slot: usize, seq: u32, reply: u32, ret: i64) {
         let p = self.slot(slot);
         // SAFETY: inside the mapping; the waiter reads after the Release.
@@ -170,10 +192,56 @@ impl Channel {
             std::ptr::write_volatile(&mut (*p).reply, reply);
             std::ptr::write_volatile(&mut (*p).ret, ret);
             std::ptr::write_volatile(&mut (*p).reply_seq, seq);
-            (*p).state.store(ch::REPLY, Ordering::Release);
+            // SeqCst: ordered before the look at a handoff word below, as
+            // the owner's mark of sleeping is before its look at this one.
+            (*p).state.store(ch::REPLY, Ordering::SeqCst);
+        }
+        match self.poster.take() {
+            Some(poster) if poster == slot => {
+                if self.handoff(slot).load(Ordering::SeqCst) == ch::ASLEEP {
+                    self.wake(slot);
+                }
+            }
+            Some(poster) if self.hand_over(poster, slot as u32 + 1) => {
+                self.handed_to.set(Some(slot));
+                self.handoffs.set(self.handoffs.get() + 1);
+            }
+            _ => self.wake(slot),
+        }
+    }
+
+    /// Turns handed from a thread that gave way to the next, so far.
+    pub fn handoffs(&self) -> u64 {
+        self.handoffs.get()
+    }
+
+    /// Tells the thread that may still spin for its answer that another
+    /// thread, resumed from a ptrace stop, runs next: it sleeps at once
+    /// and leaves the programs' CPU to that thread.
+    pub fn give_way(&self) {
+        if let Some(poster) = self.poster.take() {
+            self.hand_over(poster, ch::GIVE_WAY);
+        }
+    }
+
+    /// Writes `what` in `poster`'s handoff word if its thread still spins.
+    fn hand_over(&self, poster: usize, what: u32) -> bool {
+        self.handoff(poster)
+            .compare_exchange(0, what, Ordering::SeqCst, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    fn handoff(&self, slot: usize) -> &AtomicU32 {
+        // SAFETY: inside the mapping for the life of `self`.
+        unsafe { &(*self.slot(slot)).handoff }
+    }
+
+    fn wake(&self, slot: usize) {
+        // SAFETY: inside the mapping.
+        unsafe {
             libc::syscall(
                 libc::SYS_futex,
-                &(*p).state as *const AtomicU32,
+                &(*self.slot(slot)).state as *const AtomicU32,
                 libc::FUTEX_WAKE,
                 1,
             );
@@ -202,6 +270,11 @@ impl Channel {
 
     /// Frees a slot whose thread is gone.
     pub fn release(&self, slot: usize) {
+        for mark in [&self.poster, &self.handed_to] {
+            if mark.get() == Some(slot) {
+                mark.set(None);
+            }
+        }
         // SAFETY: inside the mapping.
         unsafe {
             (*self.slot(slot)).state.store(ch::IDLE, Ordering::Release);

@@ -6,12 +6,13 @@
 //! one way in, `mov rdi, rbx; syscall`). Those bytes become a jump to a
 //! small stub of the same two halves, `mov eax, NR; call common`, which
 //! jumps back after the original `syscall`. `common` is the
-//! library's request round trip in 150 bytes of machine code: it finds the
+//! library's request round trip in about 300 bytes of machine code: it finds the
 //! thread's channel slot through the GS base (which the supervisor sets for
 //! every thread of a patched process; Go and glibc use only FS), marks it
 //! busy (a signal handler's call while it is makes the real call), blocks
 //! every signal, posts the call, rings the doorbell, spins or sleeps for
-//! the answer and gives back the signal mask. Its two futex calls are made
+//! the answer (waking first the thread the supervisor handed the turn to)
+//! and gives back the signal mask. Its futex calls are made
 //! from the trampoline page, which the seccomp filter lets through, and
 //! `rt_sigprocmask` is never trapped; a call the channel sends back is made
 //! by the stub itself, and traps as usual.
@@ -54,6 +55,7 @@ std::arch::global_asm!(
     // the doorbell bumped and woken.
     "mov r11, qword ptr gs:[{home}]",
     "add dword ptr [r11 + {seq}], 1",
+    "mov dword ptr [r11 + {handoff}], 0",
     "mov dword ptr [r11 + {state}], {request}",
     "mov ecx, dword ptr [r11 + {index1}]",
     "mov edi, {header}",
@@ -67,8 +69,9 @@ std::arch::global_asm!(
     "syscall",
     "mov edi, {header}",
     "mov ecx, dword ptr [rdi + {spin}]",
-    // Wait for REPLY with this sequence number: spin `spin` times, then
-    // sleep on the state word.
+    // Wait for REPLY with this sequence number as `await_reply` does:
+    // spin `spin` times, then mark the slot asleep and sleep on the state
+    // word; a turn handed over is passed on (its slot's state woken) first.
     "3:",
     "mov r11, qword ptr gs:[{home}]",
     "mov eax, dword ptr [r11 + {state}]",
@@ -78,19 +81,45 @@ std::arch::global_asm!(
     "cmp edx, dword ptr [r11 + {seq}]",
     "je 5f",
     "4:",
+    "mov edx, dword ptr [r11 + {handoff}]",
+    "test edx, edx",
+    "jnz 9f",
     "test ecx, ecx",
     "jz 6f",
     "dec ecx",
     "pause",
     "jmp 3b",
+    // Mark asleep, unless a handoff came first.
     "6:",
-    "lea rdi, [r11 + {state}]",
-    "mov esi, {futex_wait}",
-    "mov edx, eax",
+    "xor eax, eax",
+    "mov edx, {asleep}",
+    "lock cmpxchg dword ptr [r11 + {handoff}], edx",
+    "jmp 3b",
+    "9:",
+    "cmp edx, {asleep}",
+    "je 10f",
+    "lea eax, [rdx - 1]",
+    "cmp eax, {slots}",
+    "jae 11f",
+    "imul rax, rax, {slot_size}",
+    "lea rdi, [rax + {first_state}]",
+    "mov esi, {futex_wake}",
+    "mov edx, 1",
     "xor r10d, r10d",
     "mov eax, {sys_futex}",
     "syscall",
-    "xor ecx, ecx",
+    "11:",
+    "mov r11, qword ptr gs:[{home}]",
+    "mov eax, {asleep}",
+    "xchg dword ptr [r11 + {handoff}], eax",
+    "jmp 3b",
+    "10:",
+    "lea rdi, [r11 + {state}]",
+    "mov esi, {futex_wait}",
+    "mov edx, {request}",
+    "xor r10d, r10d",
+    "mov eax, {sys_futex}",
+    "syscall",
     "jmp 3b",
     // Answered: take the answer, free the slot, restore the mask (which
     // the supervisor may have changed).
@@ -142,6 +171,11 @@ std::arch::global_asm!(
     state = const offset_of!(ch::Slot, state),
     busy = const offset_of!(ch::Slot, busy),
     index1 = const offset_of!(ch::Slot, index1),
+    handoff = const offset_of!(ch::Slot, handoff),
+    asleep = const ch::ASLEEP,
+    slots = const ch::SLOTS,
+    slot_size = const std::mem::size_of::<ch::Slot>(),
+    first_state = const ch::GO_CHANNEL_AT as usize + ch::slot_offset(0) + offset_of!(ch::Slot, state),
     header = const ch::GO_CHANNEL_AT,
     posted = const offset_of!(ch::Header, posted),
     doorbell = const offset_of!(ch::Header, doorbell),

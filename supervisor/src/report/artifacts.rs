@@ -100,6 +100,9 @@ pub struct Report {
     /// Calls answered without a ptrace stop: over the LD_PRELOAD fast path
     /// (`--preload`) or as seccomp notifications (`--notify`).
     pub fast_calls: u64,
+    /// Turns the fast path handed from thread to thread in the programs'
+    /// own CPU instead of waking the next thread from the supervisor's.
+    pub handoffs: u64,
     /// Times the watchdog preempted a thread: if not 0, the seed is
     /// possibly non-deterministic (there is no deterministic preemption).
     pub preemptions: u64,
