@@ -118,17 +118,51 @@ impl Channel {
 
     /// Waits until tracee `who` (-1: any) changes state or a request is
     /// posted, and returns that; `waitpid` statuses come first, as they
-    /// would without the channel.
+    /// would without the channel. While the programs have a CPU of their
+    /// own it first spins, looking for both, with SIGCHLD blocked: a signal
+    /// to a spinning supervisor would interrupt it across CPUs for nothing.
+    /// Only to sleep does it let SIGCHLD ring the doorbell.
     pub fn wait(&self, who: i32) -> io::Result<Event> {
+        if self.header().spin.load(Ordering::Relaxed) != 0 {
+            if let Some(event) = self.spin_for_event(who)? {
+                return Ok(event);
+            }
+        }
+        if let Some(slot) = self.handed_to.take() {
+            self.wake(slot);
+        }
         sigchld_mask(libc::SIG_UNBLOCK);
-        let event = self.wait_unblocked(who);
+        let event = self.sleep_for_event(who);
         sigchld_mask(libc::SIG_BLOCK);
         event
     }
 
-    fn wait_unblocked(&self, who: i32) -> io::Result<Event> {
+    /// The event if one comes within [`SUPERVISOR_SPINS`] looks.
+    fn spin_for_event(&self, who: i32) -> io::Result<Option<Event>> {
         let doorbell = &self.header().doorbell;
-        let spinning = self.header().spin.load(Ordering::Relaxed) != 0;
+        let mut seen = doorbell.load(Ordering::Acquire);
+        for spin in 0..SUPERVISOR_SPINS {
+            if spin % STOP_LOOK_EVERY == 0 {
+                if let Some((tid, status)) = crate::host::tracee::try_wait(who)? {
+                    return Ok(Some(Event::Stop(tid, status)));
+                }
+            }
+            let now = doorbell.load(Ordering::Acquire);
+            if spin == 0 || now != seen {
+                seen = now;
+                if let Some(req) = self.take_request() {
+                    return Ok(Some(Event::Request(req)));
+                }
+            }
+            std::hint::spin_loop();
+        }
+        Ok(None)
+    }
+
+    /// The event, sleeping on the doorbell until one comes (SIGCHLD
+    /// unblocked, so its handler rings it for a stop).
+    fn sleep_for_event(&self, who: i32) -> io::Result<Event> {
+        let doorbell = &self.header().doorbell;
         loop {
             let seen = doorbell.load(Ordering::Acquire);
             if let Some((tid, status)) = crate::host::tracee::try_wait(who)? {
@@ -136,13 +170,6 @@ impl Channel {
             }
             if let Some(req) = self.take_request() {
                 return Ok(Event::Request(req));
-            }
-            if spinning && spin_until_changed(doorbell, seen) {
-                continue;
-            }
-            if let Some(slot) = self.handed_to.take() {
-                self.wake(slot);
-                continue;
             }
             unsafe {
                 libc::syscall(
@@ -297,17 +324,8 @@ impl Drop for Channel {
 /// the program, with room to spare).
 const SUPERVISOR_SPINS: u32 = 4000;
 
-/// Spins until `doorbell` moves from `seen`; false if it did not in
-/// [`SUPERVISOR_SPINS`] looks.
-fn spin_until_changed(doorbell: &AtomicU32, seen: u32) -> bool {
-    for _ in 0..SUPERVISOR_SPINS {
-        if doorbell.load(Ordering::Acquire) != seen {
-            return true;
-        }
-        std::hint::spin_loop();
-    }
-    false
-}
+/// How many of those looks also ask `waitpid` for a stop: one in this many.
+const STOP_LOOK_EVERY: u32 = 32;
 
 /// Blocks or unblocks SIGCHLD in the calling thread.
 fn sigchld_mask(how: libc::c_int) {
