@@ -49,6 +49,16 @@ pub const TRAMPOLINE_CODE: [u8; 13] = [
     0x48, 0xc7, 0xc0, 0xca, 0x00, 0x00, 0x00, 0x49, 0x89, 0xca, 0x0f, 0x05, 0xc3,
 ];
 
+/// The pass gate: `syscall; ret` at a fixed place in the trampoline page,
+/// the one instruction the seccomp filter lets make any call. A call the
+/// supervisor has decided to pass to the kernel ([`REPLY_PASS`]) is made
+/// there, without a second stop; every other call the program makes still
+/// traps.
+pub const PASS_GATE: u64 = TRAMPOLINE + 0x800;
+
+/// The gate's code: `syscall; ret`.
+pub const PASS_GATE_CODE: [u8; 3] = [0x0f, 0x05, 0xc3];
+
 /// Where the supervisor maps the channel in Go programs whose runtime it
 /// patches (`supervisor/src/fast_path/go_runtime.rs`): fixed, because the
 /// patched code reaches the header by absolute address. Below the 4 MiB
@@ -75,6 +85,15 @@ pub const GIVE_WAY: u32 = u32::MAX - 1;
 pub const REPLY_RESTART: u32 = 2;
 /// `reply`: not a call the channel handles; make it as a real (trapped) call.
 pub const REPLY_TRAP: u32 = 3;
+/// `reply`: the supervisor passes the call to the kernel (its trace event
+/// is recorded): make it at [`PASS_GATE`] before giving back the signal
+/// mask (as after a ptrace stop, a pending signal comes after the call),
+/// and return its result.
+pub const REPLY_PASS: u32 = 5;
+/// `reply`: as [`REPLY_PASS`], but made where it traps: the supervisor has
+/// work to do at its exit (its ptrace stop applies the decision already
+/// made).
+pub const REPLY_PASS_TRAPPED: u32 = 6;
 /// `reply`: as [`REPLY_TRAP`], and this descriptor is no socket of the
 /// simulation: trap its calls without asking until it is closed.
 pub const REPLY_TRAP_FD: u32 = 4;

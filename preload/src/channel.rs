@@ -27,6 +27,56 @@ pub enum Answer {
     Trap,
 }
 
+/// The call made with a plain `syscall` instruction, which traps as usual;
+/// its raw result (`-errno` on failure). Not libc's `syscall`, which the
+/// library replaces.
+pub fn raw_syscall(nr: i64, a: [u64; 6]) -> i64 {
+    let r: i64;
+    // SAFETY: the arguments are the caller's, passed on unchanged; the
+    // kernel clobbers rcx and r11.
+    unsafe {
+        core::arch::asm!(
+            "syscall",
+            inlateout("rax") nr => r,
+            in("rdi") a[0],
+            in("rsi") a[1],
+            in("rdx") a[2],
+            in("r10") a[3],
+            in("r8") a[4],
+            in("r9") a[5],
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    r
+}
+
+/// The call made at the pass gate, which the seccomp filter lets through
+/// (the supervisor has recorded it and passed it to the kernel); its raw
+/// result.
+fn at_gate(nr: i64, a: [u64; 6]) -> i64 {
+    let r: i64;
+    // SAFETY: the gate is `syscall; ret`, mapped with the trampoline; the
+    // arguments are the caller's. Not `nostack`: the call pushes.
+    unsafe {
+        core::arch::asm!(
+            "call {gate}",
+            gate = in(reg) ch::PASS_GATE,
+            inlateout("rax") nr => r,
+            in("rdi") a[0],
+            in("rsi") a[1],
+            in("rdx") a[2],
+            in("r10") a[3],
+            in("r8") a[4],
+            in("r9") a[5],
+            lateout("rcx") _,
+            lateout("r11") _,
+        );
+    }
+    r
+}
+
 /// Maps the channel named by `FAULTLINE_CHANNEL_FD` and the futex
 /// trampoline; leaves the fast path off if either is not there.
 ///
@@ -106,6 +156,11 @@ unsafe fn map_trampoline() -> bool {
         ch::TRAMPOLINE_CODE.as_ptr(),
         page as *mut u8,
         ch::TRAMPOLINE_CODE.len(),
+    );
+    core::ptr::copy_nonoverlapping(
+        ch::PASS_GATE_CODE.as_ptr(),
+        (page as *mut u8).add((ch::PASS_GATE - ch::TRAMPOLINE) as usize),
+        ch::PASS_GATE_CODE.len(),
     );
     libc::mprotect(page, 4096, libc::PROT_READ | libc::PROT_EXEC) == 0
 }
@@ -222,7 +277,13 @@ pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
                 },
             );
             let reply = core::ptr::read_volatile(&(*slot_mut).reply);
-            let ret = core::ptr::read_volatile(&(*slot_mut).ret);
+            // A passed call is made before the mask comes back, as the
+            // kernel makes it before delivering a signal after a stop.
+            let ret = match reply {
+                ch::REPLY_PASS => at_gate(nr, args),
+                ch::REPLY_PASS_TRAPPED => raw_syscall(nr, args),
+                _ => core::ptr::read_volatile(&(*slot_mut).ret),
+            };
             // The supervisor may have changed it (it gives back signals it
             // held while the watchdog had the thread stopped).
             let mask = core::ptr::read_volatile(&(*slot_mut).mask);
@@ -235,7 +296,9 @@ pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
                 8usize,
             );
             match reply {
-                ch::REPLY_RETURN => return Answer::Done(ret),
+                ch::REPLY_RETURN | ch::REPLY_PASS | ch::REPLY_PASS_TRAPPED => {
+                    return Answer::Done(ret)
+                }
                 ch::REPLY_RESTART => continue,
                 ch::REPLY_TRAP_FD => {
                     mark_not_socket(args[0] as i32);

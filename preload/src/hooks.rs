@@ -5,21 +5,22 @@
 
 use libc::{c_int, c_long, c_void, size_t, sockaddr, socklen_t, ssize_t, timespec};
 
-use crate::channel::{ask, forget_fd, may_be_socket, Answer};
+use crate::channel::{ask, forget_fd, may_be_socket, raw_syscall, Answer};
 
-/// The real call: a plain `syscall` instruction, which traps as usual.
+/// The real call (it traps as usual), with libc's convention for the
+/// result (-1 and errno).
 fn real(nr: i64, a: [u64; 6]) -> c_long {
-    // SAFETY: the arguments are the caller's, passed on unchanged.
-    unsafe {
-        libc::syscall(
-            nr,
-            a[0] as c_long,
-            a[1] as c_long,
-            a[2] as c_long,
-            a[3] as c_long,
-            a[4] as c_long,
-            a[5] as c_long,
-        )
+    with_errno(raw_syscall(nr, a))
+}
+
+/// A raw result (`-errno` on failure) in libc's convention.
+fn with_errno(r: i64) -> c_long {
+    if (-4095..0).contains(&r) {
+        // SAFETY: errno is this thread's.
+        unsafe { *libc::__errno_location() = -r as c_int };
+        -1
+    } else {
+        r as c_long
     }
 }
 
@@ -29,14 +30,37 @@ fn fd_call(nr: i64, a: [u64; 6]) -> c_long {
     if !may_be_socket(a[0] as i32) {
         return real(nr, a);
     }
+    asked(nr, a)
+}
+
+/// The call over the channel, or made for real if sent back.
+fn asked(nr: i64, a: [u64; 6]) -> c_long {
     match ask(nr, a) {
-        Answer::Done(r) if r < 0 => {
-            // SAFETY: errno is this thread's.
-            unsafe { *libc::__errno_location() = -r as c_int };
-            -1
-        }
-        Answer::Done(r) => r as c_long,
+        Answer::Done(r) => with_errno(r),
         Answer::Trap => real(nr, a),
+    }
+}
+
+/// libc's `syscall`, through which Rust's standard library makes its futex
+/// calls (its mutexes, condition variables and thread parking, so tokio's
+/// too): those go over the channel, the rest are made as they were. Not
+/// variadic in Rust, but on x86-64 a variadic caller passes the six
+/// arguments in the same registers.
+#[no_mangle]
+pub extern "C" fn syscall(
+    nr: c_long,
+    a0: c_long,
+    a1: c_long,
+    a2: c_long,
+    a3: c_long,
+    a4: c_long,
+    a5: c_long,
+) -> c_long {
+    let a = [a0, a1, a2, a3, a4, a5].map(|v| v as u64);
+    if nr == libc::SYS_futex {
+        asked(nr, a)
+    } else {
+        real(nr, a)
     }
 }
 
@@ -157,15 +181,7 @@ pub extern "C" fn epoll_wait(
     timeout: c_int,
 ) -> c_int {
     let a = [epfd as u64, events as u64, max as u64, timeout as u64, 0, 0];
-    match ask(libc::SYS_epoll_wait, a) {
-        Answer::Done(r) if r < 0 => {
-            // SAFETY: errno is this thread's.
-            unsafe { *libc::__errno_location() = -r as c_int };
-            -1
-        }
-        Answer::Done(r) => r as c_int,
-        Answer::Trap => real(libc::SYS_epoll_wait, a) as c_int,
-    }
+    asked(libc::SYS_epoll_wait, a) as c_int
 }
 
 /// libc's close: the descriptor may be a socket once it is reused.
@@ -173,6 +189,12 @@ pub extern "C" fn epoll_wait(
 pub extern "C" fn close(fd: c_int) -> c_int {
     forget_fd(fd);
     real(libc::SYS_close, [fd as u64, 0, 0, 0, 0, 0]) as c_int
+}
+
+/// libc's sched_yield (Rust's `thread::yield_now`).
+#[no_mangle]
+pub extern "C" fn sched_yield() -> c_int {
+    asked(libc::SYS_sched_yield, [0; 6]) as c_int
 }
 
 /// libc's nanosleep.

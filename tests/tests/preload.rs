@@ -93,10 +93,50 @@ fn children_fall_back_to_ptrace_when_the_channel_is_taken_away() {
 }
 
 #[test]
+fn pipe_reads_and_writes_are_passed_at_the_gate_with_the_same_trace() {
+    // A pipe is no simulated socket: its reads wait for readiness in the
+    // supervisor, then pass to the kernel. Over the channel the passed
+    // call is made at the pass gate, which the seccomp filter lets
+    // through: a gate that still trapped would decide each call twice
+    // (another trace), one not let through at all would stop here.
+    let exec = Exec::program(Program::c("pipe_threads")).seed(3);
+    let (fast, trapped) = same_run_with_and_without(exec);
+    assert!(fast.out().contains("msg 009"), "\n{fast}");
+    let (a, b) = (fast.summary(), trapped.summary());
+    // 10 records written and read, each read waiting once: some 30 calls.
+    assert!(a.fast >= 30, "{} fast calls\n{fast}", a.fast);
+    assert!(
+        a.stops + 20 <= b.stops,
+        "with the fast path {} stops, without {}",
+        a.stops,
+        b.stops
+    );
+}
+
+#[test]
 fn rust_std_net_and_sleep_take_the_fast_path_with_the_same_trace() {
     let exec = Exec::program(Program::rust("tcp_pair")).arg("4").seed(9);
     let (fast, _) = same_run_with_and_without(exec);
     assert!(fast.summary().fast > 50, "{fast}");
+}
+
+#[test]
+fn rust_std_mutexes_channels_and_parking_take_the_fast_path_with_the_same_trace() {
+    // The standard library makes its futex calls through libc's
+    // `syscall`, which the library replaces, and yields with libc's
+    // `sched_yield`: four threads contending for a Mutex, yielding and
+    // sending over mpsc make those calls (over a hundred) over the
+    // channel; starting and ending threads still stops.
+    let exec = Exec::program(Program::rust("threads")).seed(14);
+    let (fast, trapped) = same_run_with_and_without(exec);
+    let (a, b) = (fast.summary(), trapped.summary());
+    assert!(
+        a.fast > 100 && a.stops + 100 < b.stops,
+        "{} fast calls, {} stops (without: {})\n{fast}",
+        a.fast,
+        a.stops,
+        b.stops
+    );
 }
 
 #[test]

@@ -22,7 +22,7 @@ use crate::sim::world::Vtid;
 /// The runtime wrappers routed over the channel, with the instruction
 /// before each one's `syscall`. A program has those of its Go release
 /// (`Syscall6` moved to `internal/runtime/syscall` in Go 1.23).
-pub const GO_CALLS: [(&str, Lead); 6] = [
+pub const GO_CALLS: [(&str, Lead); 9] = [
     ("runtime.futex", Lead::LoadNr(libc::SYS_futex as u32)),
     ("runtime.usleep", Lead::LoadNr(libc::SYS_nanosleep as u32)),
     (
@@ -33,6 +33,10 @@ pub const GO_CALLS: [(&str, Lead); 6] = [
         "runtime.epollwait",
         Lead::LoadNr(libc::SYS_epoll_pwait as u32),
     ),
+    ("runtime.epollctl", Lead::LoadNr(libc::SYS_epoll_ctl as u32)),
+    // The netpoller's wake-ups (an eventfd written and drained).
+    ("runtime.write1", Lead::LoadNr(libc::SYS_write as u32)),
+    ("runtime.read", Lead::LoadNr(libc::SYS_read as u32)),
     ("runtime/internal/syscall.Syscall6", Lead::MoveRdiRbx),
     ("internal/runtime/syscall.Syscall6", Lead::MoveRdiRbx),
 ];

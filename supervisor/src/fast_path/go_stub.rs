@@ -125,6 +125,11 @@ std::arch::global_asm!(
     // the supervisor may have changed).
     "5:",
     "mov r9d, dword ptr [r11 + {reply_kind}]",
+    "cmp r9d, {reply_pass}",
+    "je 13f",
+    "cmp r9d, {pass_trapped}",
+    "je 13f",
+    "15:",
     "mov dword ptr [r11 + {state}], {idle}",
     "lea rsi, [r11 + {mask}]",
     "mov edi, 2",
@@ -135,7 +140,7 @@ std::arch::global_asm!(
     "cmp r9d, {restart}",
     "je 2b",
     // The wrapper's registers as the kernel would leave them, and its
-    // result: the answer's, or the real call's (which traps).
+    // result: the answer's or the real call's (which traps).
     "cmp r9d, {reply_return}",
     "mov rdi, qword ptr gs:[{a0}]",
     "mov rsi, qword ptr gs:[{a1}]",
@@ -151,6 +156,30 @@ std::arch::global_asm!(
     "syscall",
     "7:",
     "ret",
+    // Passed: the call is made now, signals still blocked (after a ptrace
+    // stop the kernel too makes it before a signal comes), at the pass
+    // gate or, for a call with work at its exit, where it traps; its
+    // result is the answer.
+    "13:",
+    "mov rdi, qword ptr gs:[{a0}]",
+    "mov rsi, qword ptr gs:[{a1}]",
+    "mov rdx, qword ptr gs:[{a2}]",
+    "mov r10, qword ptr gs:[{a3}]",
+    "mov r8, qword ptr gs:[{a4}]",
+    "mov r9, qword ptr gs:[{a5}]",
+    "mov rax, qword ptr gs:[{nr}]",
+    "cmp dword ptr gs:[{reply_kind}], {pass_trapped}",
+    "je 16f",
+    "mov rcx, {gate}",
+    "call rcx",
+    "jmp 17f",
+    "16:",
+    "syscall",
+    "17:",
+    "mov r11, qword ptr gs:[{home}]",
+    "mov qword ptr [r11 + {ret}], rax",
+    "mov r9d, {reply_return}",
+    "jmp 15b",
     ".Lfaultline_all_signals:",
     ".quad -1",
     "faultline_go_stub_end:",
@@ -185,6 +214,9 @@ std::arch::global_asm!(
     idle = const ch::IDLE,
     restart = const ch::REPLY_RESTART,
     reply_return = const ch::REPLY_RETURN,
+    reply_pass = const ch::REPLY_PASS,
+    pass_trapped = const ch::REPLY_PASS_TRAPPED,
+    gate = const ch::PASS_GATE,
     futex_wake = const libc::FUTEX_WAKE,
     futex_wait = const libc::FUTEX_WAIT,
     sys_futex = const libc::SYS_futex,
@@ -270,9 +302,10 @@ pub fn find_site(code: &[u8], addr: u64, lead: Lead) -> Option<Site> {
 pub type Patch = (u64, Vec<u8>);
 
 /// What to write into a process to route `sites` through the stub: the
-/// page's bytes (to put at `page`) and, per site, the jump that replaces
-/// it. None if a site is too far from the page for a 32-bit jump (a
-/// position-independent program loaded high).
+/// page's bytes (to put at `page`; the pass gate at its place in them) and,
+/// per site, the jump that replaces it. None if a site is too far from the
+/// page for a 32-bit jump (a position-independent program loaded high), or
+/// the stubs would reach the gate.
 pub fn rewrite(page: u64, sites: &[Site]) -> Option<(Vec<u8>, Vec<Patch>)> {
     let mut bytes = common().to_vec();
     let mut patches = Vec::with_capacity(sites.len());
@@ -291,6 +324,12 @@ pub fn rewrite(page: u64, sites: &[Site]) -> Option<(Vec<u8>, Vec<Patch>)> {
         jump[1..5].copy_from_slice(&rel32(site.addr + 5, at)?.to_le_bytes());
         patches.push((site.addr, jump));
     }
+    let gate = ch::PASS_GATE.checked_sub(page)? as usize;
+    if bytes.len() > gate {
+        return None;
+    }
+    bytes.resize(gate, 0xcc);
+    bytes.extend_from_slice(&ch::PASS_GATE_CODE);
     Some((bytes, patches))
 }
 
@@ -338,7 +377,11 @@ mod tests {
         };
         let (bytes, patches) = rewrite(page, &[site]).expect("near enough");
         let stub = common().len();
-        assert_eq!(bytes.len(), stub + 15);
+        // The stubs, int3 up to the pass gate, the gate.
+        let gate = (ch::PASS_GATE - page) as usize;
+        assert_eq!(bytes.len(), gate + ch::PASS_GATE_CODE.len());
+        assert_eq!(&bytes[gate..], &ch::PASS_GATE_CODE);
+        assert!(bytes[stub + 15..gate].iter().all(|&b| b == 0xcc));
         let (addr, jump) = patches[0].clone();
         assert_eq!(jump.len(), 7);
         assert_eq!(addr, site.addr);

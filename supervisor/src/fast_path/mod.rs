@@ -16,9 +16,10 @@ use crate::engine::{StepEnd, Supervisor};
 use crate::fast_path::channel::{Channel, Event};
 use crate::host::launch::{self, LaunchSpec};
 use crate::host::tracee;
+use crate::sim::fdkind::FdKind;
 use crate::sim::memory::Memory;
 use crate::sim::world::ChannelRequest;
-use crate::sim::world::{ExitHook, Resume, Vtid};
+use crate::sim::world::{DecidedForTrap, ExitHook, Resume, Vtid};
 use crate::sys::table as syscalls;
 use crate::sys::Call;
 
@@ -102,7 +103,10 @@ impl Supervisor {
         ) else {
             return spec;
         };
-        spec.filter = syscalls::seccomp_filter(Some(ch::TRAMPOLINE));
+        spec.filter = syscalls::seccomp_filter(Some(crate::host::seccomp::FastPath {
+            page: ch::TRAMPOLINE,
+            gate: ch::PASS_GATE,
+        }));
         spec.channel_fd = Some(fd);
         // Keyed as at exec (/proc/PID/exe names the canonical path).
         let program = launch::resolve_program(&spec.program).and_then(|p| Ok(p.canonicalize()?));
@@ -195,7 +199,7 @@ impl Supervisor {
         };
         th.channel_slot = Some(req.slot);
         let pid = th.pid;
-        if let Some(reply) = self.trap_reply(vtid, pid, &req) {
+        if let Some(reply) = self.trap_reply(pid, &req) {
             if let Some(chan) = &self.channel {
                 chan.answer(req.slot, req.seq, reply, 0);
             }
@@ -232,28 +236,26 @@ impl Supervisor {
 
     /// None if the channel answers `req`; else how to send it back. Only
     /// calls whose handlers never need the caller's registers qualify: reads
-    /// and writes on sockets of the simulation, sleeps, and (from patched Go
-    /// runtimes) futex calls, yields, and epoll waits the kernel need not
-    /// answer.
+    /// and writes on sockets of the simulation and on pipes, eventfds and
+    /// the like, sleeps, futex calls, yields, epoll waits the kernel need
+    /// not answer, and (from patched Go runtimes) socket options and
+    /// names, `epoll_ctl` and the syncs of files. What their handlers pass
+    /// to the kernel the thread makes at the pass gate; a pass with a hook
+    /// at its exit, at a ptrace stop (`DecidedForTrap`).
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
-    fn trap_reply(&mut self, vtid: Vtid, pid: i32, req: &ChannelRequest) -> Option<u32> {
+    fn trap_reply(&mut self, pid: i32, req: &ChannelRequest) -> Option<u32> {
         use libc::*;
         match req.nr {
-            SYS_clock_nanosleep | SYS_futex | SYS_nanosleep | SYS_sched_yield => None,
-            SYS_epoll_wait | SYS_epoll_pwait => {
-                // What the kernel did since the last probe counts, as at
-                // the dispatch that follows.
-                self.tell_descriptor_changes();
-                self.sim
-                    .epoll_wait_needs_kernel(&self.host_fds, vtid, pid, req.args)
-                    .then_some(ch::REPLY_TRAP)
-            }
+            SYS_clock_nanosleep | SYS_futex | SYS_nanosleep | SYS_sched_yield | SYS_epoll_wait
+            | SYS_epoll_pwait => None,
             SYS_read | SYS_write | SYS_readv | SYS_writev | SYS_recvfrom | SYS_sendto => {
-                match self.sim.vsock(pid, req.args[0] as i32) {
-                    Some(_) => None,
-                    None => Some(ch::REPLY_TRAP_FD),
+                match self.sim.fd_kind(&self.host_fds, pid, req.args[0] as i32) {
+                    Some(FdKind::Socket(_) | FdKind::Pollable) => None,
+                    _ => Some(ch::REPLY_TRAP_FD),
                 }
             }
+            SYS_setsockopt | SYS_getsockopt | SYS_getsockname | SYS_getpeername | SYS_epoll_ctl
+            | SYS_fdatasync | SYS_fsync => None,
             _ => Some(ch::REPLY_TRAP),
         }
     }
@@ -264,6 +266,17 @@ impl Supervisor {
         let (reply, ret) = match resume {
             Resume::Return(v) => (ch::REPLY_RETURN, v),
             Resume::Restart => (ch::REPLY_RESTART, 0),
+            Resume::Pass => (ch::REPLY_PASS, 0),
+            Resume::PassThenExit(regs, hook) => {
+                let th = self.sim.threads.get_mut(&vtid).expect("resumed thread");
+                th.decided_for_trap = Some(DecidedForTrap {
+                    nr: req.nr,
+                    args: req.args,
+                    regs,
+                    hook,
+                });
+                (ch::REPLY_PASS_TRAPPED, 0)
+            }
             other => {
                 eprintln!(
                     "faultline: internal error: {} for a fast-path {} of thread {vtid}",

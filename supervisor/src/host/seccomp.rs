@@ -43,14 +43,29 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
     libc::sock_filter { code, jt, jf, k }
 }
 
+/// Where the fast path's code is in every process: what the filter lets
+/// through unstopped.
+#[derive(Debug, Clone, Copy)]
+pub struct FastPath {
+    /// The 4 KiB page whose `futex` calls run natively.
+    pub page: u64,
+    /// The one `syscall` instruction any call may be made from.
+    pub gate: u64,
+}
+
 /// Builds the filter program that traps exactly `trapped` (x86_64 numbers)
 /// and every number past `last`, the syscall table's last.
 /// Foreign-architecture and x32 calls are refused with ENOSYS: they would
 /// bypass the syscall table the supervisor understands. With `futex_page`,
 /// `futex` made from that 4 KiB page runs natively: the LD_PRELOAD
 /// library's trampoline, whose waits on the channel must not stop in
-/// ptrace themselves.
-pub fn build_filter(trapped: &[i64], last: i64, futex_page: Option<u64>) -> Vec<libc::sock_filter> {
+/// ptrace themselves; and any call made by the `syscall` at `gate` (the
+/// fast path's pass gate) runs natively.
+pub fn build_filter(
+    trapped: &[i64],
+    last: i64,
+    fast_path: Option<FastPath>,
+) -> Vec<libc::sock_filter> {
     let mut prog = vec![
         stmt(BPF_LD_W_ABS, OFF_ARCH),
         jump(BPF_JEQ_K, AUDIT_ARCH_X86_64, 1, 0),
@@ -59,7 +74,17 @@ pub fn build_filter(trapped: &[i64], last: i64, futex_page: Option<u64>) -> Vec<
         jump(BPF_JGE_K, X32_SYSCALL_BIT, 0, 1),
         stmt(BPF_RET_K, SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
     ];
-    if let Some(page) = futex_page {
+    if let Some(FastPath { page, gate }) = fast_path {
+        // The kernel reports the address after the `syscall`.
+        let after = gate + 2;
+        prog.extend([
+            stmt(BPF_LD_W_ABS, OFF_IP + 4),
+            jump(BPF_JEQ_K, (after >> 32) as u32, 0, 3),
+            stmt(BPF_LD_W_ABS, OFF_IP),
+            jump(BPF_JEQ_K, after as u32, 0, 1),
+            stmt(BPF_RET_K, SECCOMP_RET_ALLOW),
+            stmt(BPF_LD_W_ABS, OFF_NR),
+        ]);
         let (hi, lo) = ((page >> 32) as u32, page as u32);
         // Not futex, or not from the page: go on to the trapped list.
         prog.extend([

@@ -221,39 +221,6 @@ impl Sim {
         self.park_net(vec![(epfd, libc::POLLIN)], Vec::new(), Some(key), deadline)
     }
 
-    /// Whether `epoll_wait(a)` or `epoll_pwait(a)` of thread `vtid` of
-    /// `pid`, decided now,
-    /// would run in the kernel (see [`kernel_answers`]): then its handler
-    /// needs the caller's registers, so a call that came without them (over
-    /// the fast path's channel) is sent back to be made as a trapped call.
-    /// Consumes nothing: the handler decides the same right after.
-    pub(crate) fn epoll_wait_needs_kernel(
-        &mut self,
-        host: &impl HostProbe,
-        vtid: Vtid,
-        pid: i32,
-        a: [u64; 6],
-    ) -> bool {
-        let (epfd, max, timeout_ms) = (a[0] as i32, a[2] as i32, a[3] as i32);
-        if max <= 0 {
-            return false;
-        }
-        let key = self.epoll_key(host, pid, epfd);
-        let real_ready = self.fds_ready(host, pid, &[(epfd, libc::POLLIN)], false);
-        let has_virtual = self.net.has_epoll(key);
-        let virtual_ready = if has_virtual {
-            self.net.epoll_ready(key, max as usize, false).len()
-        } else {
-            0
-        };
-        // A woken call keeps the deadline it was first given.
-        let expired = match self.threads.get(&vtid).and_then(|t| t.restart_deadline) {
-            Some(d) => d <= self.clock.now(),
-            None => timeout_ms == 0,
-        };
-        kernel_answers(has_virtual, real_ready, expired, virtual_ready, max)
-    }
-
     /// epoll_ctl: virtual sockets are registered in the supervisor, real
     /// descriptors in the kernel.
     pub(super) fn sys_epoll_ctl(

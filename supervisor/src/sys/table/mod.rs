@@ -189,10 +189,10 @@ pub fn trapped_numbers() -> Vec<i64> {
 }
 
 /// The seccomp filter the table asks for: its trapped calls and every
-/// number past [`LAST`] stop in the supervisor (`futex_page`: see
+/// number past [`LAST`] stop in the supervisor (`fast_path`: see
 /// `host::seccomp::build_filter`).
-pub fn seccomp_filter(futex_page: Option<u64>) -> Vec<libc::sock_filter> {
-    crate::host::seccomp::build_filter(&trapped_numbers(), LAST, futex_page)
+pub fn seccomp_filter(fast_path: Option<crate::host::seccomp::FastPath>) -> Vec<libc::sock_filter> {
+    crate::host::seccomp::build_filter(&trapped_numbers(), LAST, fast_path)
 }
 
 /// The calls the notification path takes (`host::notify`): the hottest
