@@ -8,15 +8,19 @@
 use faultline_e2e::checks::{assert_same_on_both_paths, run_twice};
 use faultline_e2e::{per_linkage, Exec, Program, Run};
 
-/// Runs `exec` twice with `--notify` and once without; asserts the three
-/// agree on stdout, events and trace hash, and that the notified run took
-/// `min_notified` calls or more without a stop. Returns (with, without).
+/// Runs `exec` twice with `--notify` (which turns the default fast path
+/// off) and once with `--no-preload`; asserts the three agree on stdout,
+/// events and trace hash, and that the notified run took `min_notified`
+/// calls or more without a stop. Returns (with, without).
 fn same_run_with_and_without(exec: Exec, min_notified: u64) -> (Run, Run) {
     let notified = run_twice(&exec.clone().flag("--notify"));
-    let trapped = exec.run();
+    let trapped = exec.flag("--no-preload").run();
     assert_same_on_both_paths(&notified, &trapped, "the notification path");
     let (a, b) = (notified.summary(), trapped.summary());
-    assert_eq!(b.fast, 0, "no call skips ptrace by default\n{trapped}");
+    assert_eq!(
+        b.fast, 0,
+        "no call skips ptrace with --no-preload\n{trapped}"
+    );
     assert!(
         a.fast >= min_notified,
         "only {} notified calls\n{notified}",

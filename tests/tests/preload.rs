@@ -1,8 +1,9 @@
-//! The shared-memory fast path (`--preload`): a dynamic program's socket
-//! reads and writes, epoll waits and sleeps (through the LD_PRELOAD library)
-//! and a Go program's runtime calls (its patched wrappers) reach the
-//! supervisor over shared memory instead of ptrace stops, with the same
-//! output and the same trace as without it; signals interrupt and restart
+//! The shared-memory fast path (on by default; `--no-preload` turns it
+//! off): a dynamic program's socket and pipe reads and writes, epoll waits,
+//! sleeps, yields and futex calls (through the LD_PRELOAD library) and a Go
+//! program's runtime calls (its patched wrappers) reach the supervisor over
+//! shared memory instead of ptrace stops, with the same output and the
+//! same trace as with `--no-preload`; signals interrupt and restart
 //! those calls as on the ptrace path; a child whose channel was closed,
 //! overwritten or dropped from its environment falls back to ptrace; other
 //! static programs are not touched.
@@ -10,11 +11,12 @@
 use faultline_e2e::checks::{assert_same_on_both_paths, run_twice};
 use faultline_e2e::{Exec, Linkage, Node, Program, Run, Scenario};
 
-/// Runs `exec` twice with `--preload` and once without; asserts the three
-/// agree on stdout, events and trace hash. Returns (with, without).
+/// Runs `exec` twice with the fast path (the default) and once with
+/// `--no-preload`; asserts the three agree on stdout, events and trace
+/// hash. Returns (with, without).
 fn same_run_with_and_without(exec: Exec) -> (Run, Run) {
-    let fast = run_twice(&exec.clone().flag("--preload"));
-    let trapped = exec.run();
+    let fast = run_twice(&exec);
+    let trapped = exec.flag("--no-preload").run();
     assert!(
         fast.faultline_line_with("fast path is off").is_none(),
         "the library was not found\n{fast}"
@@ -23,7 +25,7 @@ fn same_run_with_and_without(exec: Exec) -> (Run, Run) {
     assert_eq!(
         trapped.summary().fast,
         0,
-        "no fast path without --preload\n{trapped}"
+        "no fast path with --no-preload\n{trapped}"
     );
     (fast, trapped)
 }
@@ -228,8 +230,8 @@ fn scenario_with_and_without(scenario: Scenario, seed: u64) -> (Counts, Counts) 
     let file = scenario.write(&dir);
     let run = |preload: bool| {
         let mut runner = file.runner().seed(seed);
-        if preload {
-            runner = runner.flag("--preload");
+        if !preload {
+            runner = runner.flag("--no-preload");
         }
         let run = runner.run();
         run.expect_pass();

@@ -35,7 +35,7 @@ pub fn config(sim: &SimArgs, seed: u64) -> Result<Config, SettingsError> {
         vdso: !sim.no_vdso,
         notify: sim.notify,
         go_yields: sim.go_yields,
-        preload: sim.preload,
+        preload: sim.fast_path(),
         clock_step_every: sim.clock_step_every,
         schedule: sim.schedule(),
         wall_deadline: None,

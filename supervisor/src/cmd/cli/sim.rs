@@ -46,7 +46,8 @@ pub struct SimArgs {
     /// only where those calls are most of a program's (futex-heavy C
     /// programs: 20% faster; the etcd harness: even; a socket ping-pong:
     /// 12% slower; README, Performance). Kernels before Linux 5.19 fall
-    /// back to stops by themselves. Ignored with --preload.
+    /// back to stops by themselves. Turns the --preload fast path off,
+    /// unless --preload is given too (then this flag is ignored).
     #[arg(long)]
     pub notify: bool,
 
@@ -61,25 +62,32 @@ pub struct SimArgs {
     #[arg(long)]
     pub go_yields: bool,
 
-    /// The shared-memory fast path. Dynamically linked C and Rust programs
-    /// get faultline's LD_PRELOAD library: their socket reads and writes
-    /// (read, write, readv, writev, recv, send, recvfrom, sendto), epoll
-    /// waits and sleeps then reach the supervisor over shared memory
+    /// The shared-memory fast path, on by default (the flag is kept for
+    /// scripts; it wins over --notify). Dynamically linked C and Rust
+    /// programs get faultline's LD_PRELOAD library: their socket and pipe
+    /// reads and writes, epoll waits, sleeps, yields and (through libc's
+    /// `syscall`) futex calls reach the supervisor over shared memory
     /// instead of a ptrace stop (they do see LD_PRELOAD and
     /// FAULTLINE_CHANNEL_FD in their environment). Go programs (static or
-    /// cgo, not PIE) get no library: their runtime's futex, sleep, yield
-    /// and epoll wrappers and package syscall's Syscall6 are patched at
-    /// exec to make their calls over the same channel. The trace is the
-    /// same either way.
-    /// While nearly every event of the programs comes over it, they get a
-    /// host CPU of their own and both ends spin for each other instead of
-    /// sleeping: a socket ping-pong runs about 3x faster than without it.
-    /// Off by default, because it pays only where it takes nearly every
-    /// call (the etcd harness, where it takes 83% of the stops, runs 7%
-    /// faster on 50% more CPU; README, Performance). The library is
-    /// libfaultline_preload.so next to faultline, or $FAULTLINE_PRELOAD.
-    #[arg(long)]
+    /// cgo, not PIE) get no library: their runtime's futex, sleep, yield,
+    /// epoll, read and write wrappers and package syscall's Syscall6 are
+    /// patched at exec to make their calls over the same channel. A call
+    /// faultline passes to the kernel is made at one gate instruction the
+    /// seccomp filter lets through. The trace is the same either way.
+    /// While nearly every event of the programs comes over the channel,
+    /// they get a host CPU of their own, both ends spin for each other, and
+    /// a thread that gives way wakes the next one itself: the etcd harness
+    /// runs about 1.6x faster on the same CPU time (README, Performance).
+    /// The library is libfaultline_preload.so next to faultline, or
+    /// $FAULTLINE_PRELOAD; without it the run goes on without the fast
+    /// path, with a warning.
+    #[arg(long, overrides_with = "no_preload")]
     pub preload: bool,
+
+    /// Turn the fast path off (see --preload): every modelled call is a
+    /// ptrace stop, or a notification with --notify. The trace is the same.
+    #[arg(long, overrides_with = "preload")]
+    pub no_preload: bool,
 
     /// Every N-th clock read of a process is a scheduling point; the other
     /// reads are answered in place (by faultline's vDSO, without a ptrace
@@ -128,6 +136,12 @@ pub enum PolicyName {
 }
 
 impl SimArgs {
+    /// Whether the run uses the shared-memory fast path: by default, unless
+    /// turned off by --no-preload or --notify (an explicit --preload wins).
+    pub fn fast_path(&self) -> bool {
+        self.preload || !(self.no_preload || self.notify)
+    }
+
     /// The scheduling policy these flags select.
     pub fn schedule(&self) -> crate::sim::scheduler::SchedulePolicy {
         use crate::sim::scheduler::SchedulePolicy;
