@@ -20,6 +20,9 @@ fn main() {
             "-shared",
             "-nostdlib",
             "-fno-stack-protector",
+            // The channel stub is reached with a `call`, which writes below
+            // the stack pointer.
+            "-mno-red-zone",
             "-fno-asynchronous-unwind-tables",
             "-fno-unwind-tables",
             "-fcf-protection=none",

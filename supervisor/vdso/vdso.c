@@ -31,6 +31,10 @@ struct fl_time {
     int64_t real_ns;
     uint32_t reads; /* clock reads since the last one that trapped */
     uint32_t every;
+    /* Where a patched Go runtime's channel stub is (0: none): the reads
+     * that must reach the supervisor go over the fast path's channel
+     * instead of trapping (supervisor/src/fast_path/go_stub.rs). */
+    uint64_t channel_call;
 };
 
 /* Where the supervisor maps the time page: low, below every executable's
@@ -52,6 +56,23 @@ __attribute__((naked, used, visibility("hidden"))) void fl_inject(void) {
 static inline long raw2(long nr, long a, long b) {
     long ret;
     __asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b) : "rcx", "r11", "memory");
+    return ret;
+}
+
+/* A read that must reach the supervisor: over the channel where the
+ * supervisor put its stub (the stub takes the number in rax and the
+ * arguments in their registers, as the runtime's own wrappers do; it
+ * restores the argument registers from its slot and clobbers rcx and r11
+ * as `syscall` does), else as a trapped call. */
+static inline long trap2(long nr, long a, long b) {
+    uint64_t stub = PAGE->channel_call;
+    if (!stub)
+        return raw2(nr, a, b);
+    long ret = nr;
+    __asm__ volatile("call *%[stub]"
+                     : "+a"(ret), "+D"(a), "+S"(b)
+                     : [stub] "r"(stub)
+                     : "rcx", "r11", "rdx", "r8", "r9", "r10", "cc", "memory");
     return ret;
 }
 
@@ -89,10 +110,8 @@ static int is_cpu_clock(int clk) {
 }
 
 int __vdso_clock_gettime(int clk, struct timespec_k *ts) {
-    if (is_cpu_clock(clk))
-        return (int)raw2(SYS_clock_gettime, clk, (long)ts);
-    if (must_trap())
-        return (int)raw2(SYS_clock_gettime, clk, (long)ts);
+    if (is_cpu_clock(clk) || must_trap())
+        return (int)trap2(SYS_clock_gettime, clk, (long)ts);
     int64_t ns = (int64_t)PAGE->mono_ns;
     if (is_realtime(clk))
         ns = PAGE->real_ns + (clk == 11 ? TAI_OFFSET_NS : 0);
@@ -102,7 +121,7 @@ int __vdso_clock_gettime(int clk, struct timespec_k *ts) {
 
 int __vdso_gettimeofday(struct timeval_k *tv, int32_t *tz) {
     if (must_trap())
-        return (int)raw2(SYS_gettimeofday, (long)tv, (long)tz);
+        return (int)trap2(SYS_gettimeofday, (long)tv, (long)tz);
     if (tv) {
         int64_t rem;
         split(PAGE->real_ns, &tv->sec, &rem);
@@ -117,7 +136,7 @@ int __vdso_gettimeofday(struct timeval_k *tv, int32_t *tz) {
 
 int64_t __vdso_time(int64_t *t) {
     if (must_trap())
-        return raw2(SYS_time, (long)t, 0);
+        return trap2(SYS_time, (long)t, 0);
     int64_t sec, rem;
     split(PAGE->real_ns, &sec, &rem);
     if (t)

@@ -206,6 +206,27 @@ fn go_runtime_futex_sleep_and_yield_calls_take_the_fast_path_with_the_same_trace
 }
 
 #[test]
+fn a_go_programs_clock_reads_that_reach_the_supervisor_take_the_channel() {
+    // 64,000 time.Now calls: faultline's vDSO answers them, and every 64th
+    // (a scheduling point) reaches the supervisor. In a patched Go program
+    // the vDSO sends those over the channel (through the stub) instead of
+    // trapping: a thousand stops fewer, the same trace.
+    let exec = Exec::program(Program::go("bench"))
+        .arg("0")
+        .arg("64000")
+        .seed(2);
+    let (fast, trapped) = same_run_with_and_without(exec);
+    let (f, t) = (fast.summary(), trapped.summary());
+    assert!(
+        f.fast >= 1000 && f.stops + 1000 < t.stops,
+        "{} fast calls, {} stops (without: {})\n{fast}",
+        f.fast,
+        f.stops,
+        t.stops
+    );
+}
+
+#[test]
 fn a_go_program_that_signals_itself_and_execs_children_runs_the_same() {
     // The runtime's signal handler makes a futex call (waking the goroutine
     // that receives the signal); os/exec forks and execs. The exec'd Go

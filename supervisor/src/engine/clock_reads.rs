@@ -154,7 +154,7 @@ impl Supervisor {
         let every = self.clock_step_every();
         let mm = self.sim.procs[&c.pid].mm;
         if let Some(page) = self.vdso_pages.get_mut(&mm) {
-            if page.made_call(c.regs.rip) {
+            if page.made_call(c.regs.rip) || crate::fast_path::made_by_stub(c.regs.rip) {
                 return true; // the image counted it and chose to trap
             }
             // The program made the call itself: count it on the page.

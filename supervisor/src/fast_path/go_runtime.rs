@@ -88,6 +88,11 @@ impl Supervisor {
                 let p = self.sim.procs.get_mut(&pid).expect("exec'd process");
                 p.channel_user = true;
                 p.go_patched = true;
+                // The vDSO's trapping reads go over the channel too (the
+                // stub's common part is at the start of its page).
+                if let Some(page) = self.vdso_pages.get_mut(&mm) {
+                    let _ = page.set_channel_call(pid, ch::TRAMPOLINE);
+                }
                 self.give_go_slot(vtid);
                 for name in odd {
                     self.report_unpatched(pid, name, "its `syscall` is not of the expected shape");

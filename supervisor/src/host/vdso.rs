@@ -27,6 +27,7 @@ const IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/faultline-vdso.so
 const OFF_CLOCKS: u64 = 0; // mono_ns: u64, real_ns: i64
 const OFF_READS: u64 = 16; // reads: u32
 const OFF_EVERY: u64 = 20; // every: u32
+const OFF_CHANNEL_CALL: u64 = 24; // channel_call: u64
 
 /// The symbols glibc and the Go runtime look up, all at version LINUX_2.6.
 pub const EXPORTS: [&str; 4] = [
@@ -189,7 +190,7 @@ impl Clocks {
 const MEMFD_NAME: &[u8] = b"faultline-time\0";
 
 /// Bytes of the page the supervisor reads and writes (struct fl_time).
-const HEAD_LEN: usize = 24;
+const HEAD_LEN: usize = 32;
 
 /// The faultline vDSO installed in one address space.
 #[derive(Debug)]
@@ -240,7 +241,7 @@ impl VdsoPage {
             Store::map(pid, target(base, false)).map_err(|e| io::Error::other(e.to_string()))?;
         let mut head = [0u8; HEAD_LEN];
         head[..16].copy_from_slice(&clocks.bytes());
-        head[OFF_EVERY as usize..].copy_from_slice(&every.to_le_bytes());
+        head[OFF_EVERY as usize..][..4].copy_from_slice(&every.to_le_bytes());
         store.write(pid, layout.time_page, 0, &head)?;
         let page = VdsoPage {
             base,
@@ -309,6 +310,13 @@ impl VdsoPage {
         let layout = layout().expect("installed, so valid");
         rip.checked_sub(self.base)
             .is_some_and(|off| layout.text.contains(&off))
+    }
+
+    /// Has the image make the reads that must reach the supervisor by
+    /// calling `stub` (a patched Go runtime's channel stub) instead of
+    /// trapping.
+    pub fn set_channel_call(&mut self, pid: i32, stub: u64) -> io::Result<()> {
+        self.write(pid, OFF_CHANNEL_CALL, &stub.to_le_bytes())
     }
 
     /// Reads the page's count of reads since the last one that trapped.
