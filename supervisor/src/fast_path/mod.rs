@@ -261,8 +261,8 @@ impl Supervisor {
 
     /// None if the channel answers `req`; else how to send it back. Only
     /// calls whose handlers never need the caller's registers qualify: reads
-    /// and writes on sockets of the simulation and on pipes, eventfds and
-    /// the like, sleeps, futex calls, yields, epoll waits the kernel need
+    /// and writes on sockets of the simulation, on pipes, eventfds and the
+    /// like, and on files off the simulated disks (and /dev/urandom), sleeps, futex calls, yields, epoll waits the kernel need
     /// not answer, and (from patched Go runtimes) socket options and
     /// names, `epoll_ctl` and the syncs of files. What their handlers pass
     /// to the kernel the thread makes at the pass gate; a pass with a hook
@@ -276,12 +276,13 @@ impl Supervisor {
             // Only faultline's vDSO posts these (a patched Go program's
             // reads that must reach the supervisor).
             SYS_clock_gettime | SYS_gettimeofday | SYS_time => None,
-            SYS_read | SYS_write | SYS_readv | SYS_writev | SYS_recvfrom | SYS_sendto => {
-                match self.sim.fd_kind(&self.host_fds, pid, req.args[0] as i32) {
-                    Some(FdKind::Socket(_) | FdKind::Pollable) => None,
-                    _ => Some(ch::REPLY_TRAP_FD),
-                }
-            }
+            SYS_read | SYS_write | SYS_readv | SYS_writev | SYS_recvfrom | SYS_sendto => match self
+                .sim
+                .fd_kind(&self.host_fds, pid, req.args[0] as i32)
+            {
+                Some(FdKind::Socket(_) | FdKind::Pollable | FdKind::File | FdKind::Random) => None,
+                _ => Some(ch::REPLY_TRAP_FD),
+            },
             SYS_setsockopt | SYS_getsockopt | SYS_getsockname | SYS_getpeername | SYS_epoll_ctl
             | SYS_fdatasync | SYS_fsync => None,
             _ => Some(ch::REPLY_TRAP),
