@@ -86,14 +86,19 @@ pub const REPLY_RESTART: u32 = 2;
 /// `reply`: not a call the channel handles; make it as a real (trapped) call.
 pub const REPLY_TRAP: u32 = 3;
 /// `reply`: the supervisor passes the call to the kernel (its trace event
-/// is recorded): make it at [`PASS_GATE`] before giving back the signal
-/// mask (as after a ptrace stop, a pending signal comes after the call),
-/// and return its result.
+/// is recorded): make it, with [`Slot::pass_args`], at [`PASS_GATE`]
+/// before giving back the signal mask (as after a ptrace stop, a pending
+/// signal comes after the call), and return its result.
 pub const REPLY_PASS: u32 = 5;
-/// `reply`: as [`REPLY_PASS`], but made where it traps: the supervisor has
-/// work to do at its exit (its ptrace stop applies the decision already
-/// made).
-pub const REPLY_PASS_TRAPPED: u32 = 6;
+/// `reply`: as [`REPLY_PASS`], and the supervisor has work to do at the
+/// call's exit: post its result (in `ret`) as a request numbered
+/// [`EXIT_REPORT`], signals still blocked; the answer to that is what the
+/// call returns.
+pub const REPLY_PASS_REPORT: u32 = 6;
+
+/// The `nr` of a request that reports a passed call's result
+/// ([`REPLY_PASS_REPORT`]); no system call has it.
+pub const EXIT_REPORT: i64 = 0x7fff_fffe;
 /// `reply`: as [`REPLY_TRAP`], and this descriptor is no socket of the
 /// simulation: trap its calls without asking until it is closed.
 pub const REPLY_TRAP_FD: u32 = 4;
@@ -139,8 +144,13 @@ pub struct Slot {
     pub nr: i64,
     /// Its arguments, in the syscall's order.
     pub args: [u64; 6],
-    /// The result, for [`REPLY_RETURN`].
+    /// The result, for [`REPLY_RETURN`]; a passed call's, in an
+    /// [`EXIT_REPORT`].
     pub ret: i64,
+    /// The arguments a passed call is made with (the supervisor may have
+    /// changed some: a timeout, a count); `args` are the caller's, which
+    /// its registers hold again afterwards.
+    pub pass_args: [u64; 6],
     /// The caller's signal mask; the library blocks every signal while it
     /// waits, so the supervisor reads the mask that counts from here, and
     /// the library restores the mask found here when it is answered.

@@ -27,6 +27,51 @@ pub enum Answer {
     Trap,
 }
 
+/// A thread's posting of requests in its slot.
+struct Post<'a> {
+    header: &'a ch::Header,
+    base: *mut u8,
+    index: usize,
+    slot: &'a ch::Slot,
+}
+
+impl Post<'_> {
+    /// Posts `nr(args)` (the caller's signal mask `mask` with it), waits for
+    /// the answer and returns its kind; the rest is in the slot.
+    ///
+    /// # Safety
+    /// The slot is this thread's, in the mapped region.
+    unsafe fn round_trip(&self, nr: i64, args: [u64; 6], mask: u64) -> u32 {
+        let slot_mut = self.slot as *const ch::Slot as *mut ch::Slot;
+        let seq = (*slot_mut).seq.wrapping_add(1);
+        (*slot_mut).seq = seq;
+        (*slot_mut).nr = nr;
+        (*slot_mut).args = args;
+        (*slot_mut).mask = mask;
+        self.slot.handoff.store(0, Ordering::Relaxed);
+        self.slot.state.store(ch::REQUEST, Ordering::Release);
+        self.header
+            .posted
+            .store(self.index as u32 + 1, Ordering::Release);
+        self.header.doorbell.fetch_add(1, Ordering::AcqRel);
+        futex(&self.header.doorbell, libc::FUTEX_WAKE, 1);
+        let base = self.base;
+        ch::await_reply(
+            self.slot,
+            seq,
+            self.header.spin.load(Ordering::Relaxed),
+            |i| &*(base.add(ch::slot_offset(i)) as *const ch::Slot),
+            |word, val| {
+                futex(word, libc::FUTEX_WAIT, val);
+            },
+            |word| {
+                futex(word, libc::FUTEX_WAKE, 1);
+            },
+        );
+        core::ptr::read_volatile(&(*slot_mut).reply)
+    }
+}
+
 /// The call made with a plain `syscall` instruction, which traps as usual;
 /// its raw result (`-errno` on failure). Not libc's `syscall`, which the
 /// library replaces.
@@ -254,36 +299,26 @@ pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
                 &mut old as *mut u64,
                 8usize,
             );
-            let seq = (*slot_mut).seq.wrapping_add(1);
-            (*slot_mut).seq = seq;
-            (*slot_mut).nr = nr;
-            (*slot_mut).args = args;
-            (*slot_mut).mask = old;
-            slot.handoff.store(0, Ordering::Relaxed);
-            slot.state.store(ch::REQUEST, Ordering::Release);
-            header.posted.store(index as u32 + 1, Ordering::Release);
-            header.doorbell.fetch_add(1, Ordering::AcqRel);
-            futex(&header.doorbell, libc::FUTEX_WAKE, 1);
-            ch::await_reply(
+            let post = Post {
+                header,
+                base,
+                index,
                 slot,
-                seq,
-                header.spin.load(Ordering::Relaxed),
-                |i| &*(base.add(ch::slot_offset(i)) as *const ch::Slot),
-                |word, val| {
-                    futex(word, libc::FUTEX_WAIT, val);
-                },
-                |word| {
-                    futex(word, libc::FUTEX_WAKE, 1);
-                },
-            );
-            let reply = core::ptr::read_volatile(&(*slot_mut).reply);
-            // A passed call is made before the mask comes back, as the
-            // kernel makes it before delivering a signal after a stop.
-            let ret = match reply {
-                ch::REPLY_PASS => at_gate(nr, args),
-                ch::REPLY_PASS_TRAPPED => raw_syscall(nr, args),
-                _ => core::ptr::read_volatile(&(*slot_mut).ret),
             };
+            let mut reply = post.round_trip(nr, args, old);
+            let mut ret = core::ptr::read_volatile(&(*slot_mut).ret);
+            if matches!(reply, ch::REPLY_PASS | ch::REPLY_PASS_REPORT) {
+                // A passed call is made before the mask comes back, as the
+                // kernel makes it before delivering a signal after a stop.
+                ret = at_gate(nr, core::ptr::read_volatile(&(*slot_mut).pass_args));
+                if reply == ch::REPLY_PASS_REPORT {
+                    core::ptr::write_volatile(&mut (*slot_mut).ret, ret);
+                    let mask = core::ptr::read_volatile(&(*slot_mut).mask);
+                    post.round_trip(ch::EXIT_REPORT, args, mask);
+                    ret = core::ptr::read_volatile(&(*slot_mut).ret);
+                }
+                reply = ch::REPLY_RETURN;
+            }
             // The supervisor may have changed it (it gives back signals it
             // held while the watchdog had the thread stopped).
             let mask = core::ptr::read_volatile(&(*slot_mut).mask);
@@ -296,9 +331,7 @@ pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
                 8usize,
             );
             match reply {
-                ch::REPLY_RETURN | ch::REPLY_PASS | ch::REPLY_PASS_TRAPPED => {
-                    return Answer::Done(ret)
-                }
+                ch::REPLY_RETURN => return Answer::Done(ret),
                 ch::REPLY_RESTART => continue,
                 ch::REPLY_TRAP_FD => {
                     mark_not_socket(args[0] as i32);

@@ -330,8 +330,12 @@ fn etcd_makes_its_runtime_calls_over_the_channel_and_runs_the_same() {
     let (with, without) = scenario_with_and_without(scenario, 3);
     assert!(with.fast > 1000, "etcd made {} fast-path calls", with.fast);
     assert_eq!((without.fast, without.handoffs), (0, 0));
+    // Its WAL writes and syncs on the simulated disk, epoll waits the
+    // kernel answers and the vDSO's trapping clock reads go over the
+    // channel too (the writes report their results back rather than
+    // stopping at their exits): few stops are left.
     assert!(
-        with.stops * 2 < without.stops,
+        with.stops * 4 < without.stops,
         "{} stops against {}",
         with.stops,
         without.stops

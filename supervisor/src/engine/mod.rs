@@ -17,7 +17,7 @@ pub mod probes;
 mod run;
 mod signals;
 mod step;
-mod syscall_exit;
+pub(crate) mod syscall_exit;
 mod waits;
 
 pub(crate) use dispatch::return_in_place;

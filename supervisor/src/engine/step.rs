@@ -230,17 +230,7 @@ impl Supervisor {
     fn decide_at_stop(&mut self, vtid: Vtid, tid: i32) -> StepEnd {
         match tracee::get_regs(tid) {
             Ok(regs) => {
-                let th = self.sim.threads.get_mut(&vtid).expect("thread");
-                th.regs = regs;
-                let args = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
-                let decided = th
-                    .decided_for_trap
-                    .take()
-                    .filter(|d| d.nr == regs.orig_rax as i64 && d.args == args);
-                if let Some(decided) = decided {
-                    self.pass_decided(vtid, regs, decided);
-                    return StepEnd::Running;
-                }
+                self.sim.threads.get_mut(&vtid).expect("thread").regs = regs;
                 if !self.dispatch(vtid, regs) {
                     return StepEnd::Running;
                 }
@@ -248,37 +238,6 @@ impl Supervisor {
             Err(_) => self.mark_dying(vtid),
         }
         StepEnd::Done
-    }
-
-    /// Passes the call `vtid` is stopped at (with registers `regs`) as it
-    /// was decided over the channel (`Thread::decided_for_trap`): with its
-    /// changed arguments, and `decided.hook` at its exit, which puts back
-    /// these registers, not the stand-ins the decision was made with.
-    fn pass_decided(
-        &mut self,
-        vtid: Vtid,
-        mut regs: crate::sim::memory::Regs,
-        decided: DecidedForTrap,
-    ) {
-        let (pid, tid) = (self.sim.threads[&vtid].pid, self.sim.threads[&vtid].tid);
-        let at_stop = regs;
-        if let Some(changed) = decided.regs {
-            [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9] = [
-                changed.rdi,
-                changed.rsi,
-                changed.rdx,
-                changed.r10,
-                changed.r8,
-                changed.r9,
-            ];
-            self.set_regs_or_dead(tid, &regs);
-        }
-        let mut hook = decided.hook;
-        if let Some(saved) = hook.saved_regs_mut() {
-            *saved = at_stop;
-        }
-        self.exit_hook = Some(hook);
-        self.go(pid, tid, 0, true);
     }
 
     /// Handles a stop of a thread other than the running one: new threads'

@@ -205,6 +205,7 @@ impl Channel {
                 nr: std::ptr::read_volatile(&(*p).nr),
                 args: std::ptr::read_volatile(&(*p).args),
                 mask: std::ptr::read_volatile(&(*p).mask),
+                result: std::ptr::read_volatile(&(*p).ret),
             })
         }
     }
@@ -273,6 +274,13 @@ impl Channel {
                 1,
             );
         }
+    }
+
+    /// Sets the arguments a passed call in `slot` is made with
+    /// ([`ch::REPLY_PASS`]), before the answer.
+    pub fn set_pass_args(&self, slot: usize, args: [u64; 6]) {
+        // SAFETY: inside the mapping; the owner reads it after the answer.
+        unsafe { std::ptr::write_volatile(&mut (*self.slot(slot)).pass_args, args) };
     }
 
     /// Sets how long posters spin for their answers ([`ch::Header::spin`];

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use faultline_channel as ch;
 
+use crate::engine::syscall_exit::Finish;
 use crate::engine::{StepEnd, Supervisor};
 use crate::fast_path::channel::{Channel, Event};
 use crate::host::launch::{self, LaunchSpec};
@@ -19,7 +20,7 @@ use crate::host::tracee;
 use crate::sim::fdkind::FdKind;
 use crate::sim::memory::Memory;
 use crate::sim::world::ChannelRequest;
-use crate::sim::world::{DecidedForTrap, ExitHook, Resume, Vtid};
+use crate::sim::world::{ExitHook, Resume, Vtid};
 use crate::sys::table as syscalls;
 use crate::sys::Call;
 
@@ -219,6 +220,9 @@ impl Supervisor {
         };
         th.channel_slot = Some(req.slot);
         let pid = th.pid;
+        if req.nr == ch::EXIT_REPORT {
+            return self.on_exit_report(vtid, req);
+        }
         if let Some(reply) = self.trap_reply(pid, &req) {
             if let Some(chan) = &self.channel {
                 chan.answer(req.slot, req.seq, reply, 0);
@@ -262,11 +266,12 @@ impl Supervisor {
     /// None if the channel answers `req`; else how to send it back. Only
     /// calls whose handlers never need the caller's registers qualify: reads
     /// and writes on sockets of the simulation, on pipes, eventfds and the
-    /// like, and on files off the simulated disks (and /dev/urandom), sleeps, futex calls, yields, epoll waits the kernel need
+    /// like, and on files (on the simulated disks too), /dev/urandom and
+    /// timerfds, sleeps, futex calls, yields, epoll waits the kernel need
     /// not answer, and (from patched Go runtimes) socket options and
     /// names, `epoll_ctl` and the syncs of files. What their handlers pass
-    /// to the kernel the thread makes at the pass gate; a pass with a hook
-    /// at its exit, at a ptrace stop (`DecidedForTrap`).
+    /// to the kernel the thread makes at the pass gate; a pass with work at
+    /// its exit reports its result back ([`ch::REPLY_PASS_REPORT`]).
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     fn trap_reply(&mut self, pid: i32, req: &ChannelRequest) -> Option<u32> {
         use libc::*;
@@ -276,12 +281,22 @@ impl Supervisor {
             // Only faultline's vDSO posts these (a patched Go program's
             // reads that must reach the supervisor).
             SYS_clock_gettime | SYS_gettimeofday | SYS_time => None,
-            SYS_read | SYS_write | SYS_readv | SYS_writev | SYS_recvfrom | SYS_sendto => match self
-                .sim
-                .fd_kind(&self.host_fds, pid, req.args[0] as i32)
-            {
-                Some(FdKind::Socket(_) | FdKind::Pollable | FdKind::File | FdKind::Random) => None,
-                _ => Some(ch::REPLY_TRAP_FD),
+            SYS_read | SYS_write | SYS_readv | SYS_writev | SYS_recvfrom | SYS_sendto => {
+                match self.sim.fd_kind(&self.host_fds, pid, req.args[0] as i32) {
+                    Some(
+                        FdKind::Socket(_)
+                        | FdKind::Pollable
+                        | FdKind::File
+                        | FdKind::Random
+                        | FdKind::Timer(_)
+                        | FdKind::Disk { .. },
+                    ) => None,
+                    _ => Some(ch::REPLY_TRAP_FD),
+                }
+            }
+            SYS_pwrite64 => match self.sim.fd_kind(&self.host_fds, pid, req.args[0] as i32) {
+                Some(FdKind::File | FdKind::Disk { .. }) => None,
+                _ => Some(ch::REPLY_TRAP),
             },
             SYS_setsockopt | SYS_getsockopt | SYS_getsockname | SYS_getpeername | SYS_epoll_ctl
             | SYS_fdatasync | SYS_fsync => None,
@@ -292,19 +307,20 @@ impl Supervisor {
     /// Resumes a thread that waits on the channel: the answer its handler
     /// decided, delivered in its slot.
     pub(crate) fn answer_request(&mut self, vtid: Vtid, req: ChannelRequest, resume: Resume) {
+        let mut pass_args = req.args;
         let (reply, ret) = match resume {
             Resume::Return(v) => (ch::REPLY_RETURN, v),
             Resume::Restart => (ch::REPLY_RESTART, 0),
             Resume::Pass => (ch::REPLY_PASS, 0),
             Resume::PassThenExit(regs, hook) => {
-                let th = self.sim.threads.get_mut(&vtid).expect("resumed thread");
-                th.decided_for_trap = Some(DecidedForTrap {
-                    nr: req.nr,
-                    args: req.args,
-                    regs,
-                    hook,
-                });
-                (ch::REPLY_PASS_TRAPPED, 0)
+                // Its exit is the stub's report of the result (the next
+                // event of this thread, which runs with signals blocked
+                // until then), as the syscall-exit stop is on the ptrace path.
+                if let Some(r) = regs {
+                    pass_args = [r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9];
+                }
+                self.exit_hook = Some(hook);
+                (ch::REPLY_PASS_REPORT, 0)
             }
             other => {
                 eprintln!(
@@ -320,8 +336,34 @@ impl Supervisor {
         self.refresh_vdso(pid);
         self.watchdog.running(pid, tid);
         if let Some(chan) = &self.channel {
+            if matches!(reply, ch::REPLY_PASS | ch::REPLY_PASS_REPORT) {
+                chan.set_pass_args(req.slot, pass_args);
+            }
             chan.answer(req.slot, req.seq, reply, ret);
         }
+    }
+
+    /// The stub's report of the result of a call passed with work at its
+    /// exit: that work done (as at the call's syscall-exit stop), the
+    /// call's final result goes back, and the thread runs on.
+    fn on_exit_report(&mut self, vtid: Vtid, req: ChannelRequest) -> StepEnd {
+        // It stands for the call's syscall-exit stop.
+        self.fast_calls += 1;
+        let hook = self.exit_hook.take();
+        let ret = match self.finish_passed(vtid, hook, req.result as u64) {
+            Finish::Return(v) | Finish::PutBack(_, v) => v as i64,
+            Finish::Rewind(_) => {
+                // Only wait4's hook rewinds, and wait4 never comes here.
+                eprintln!(
+                    "faultline: internal error: a rewind for a fast-path call of thread {vtid}"
+                );
+                -(libc::ENOSYS as i64)
+            }
+        };
+        if let Some(chan) = &self.channel {
+            chan.answer(req.slot, req.seq, ch::REPLY_RETURN, ret);
+        }
+        StepEnd::Running
     }
 
     /// Frees a departed thread's channel slot.

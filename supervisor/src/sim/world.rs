@@ -125,26 +125,6 @@ pub enum ExitHook {
     },
 }
 
-impl ExitHook {
-    /// The caller's registers the hook puts back at the exit, if it keeps
-    /// any: a call decided over the fast path's channel was decided with
-    /// stand-ins, replaced by the real ones at its ptrace stop.
-    pub fn saved_regs_mut(&mut self) -> Option<&mut Regs> {
-        match self {
-            ExitHook::RestoreArgs(r)
-            | ExitHook::ParkUnlessReaped(r)
-            | ExitHook::NewNetlink(r)
-            | ExitHook::NewTimerFd { restore: r, .. }
-            | ExitHook::AppendEpollEvents { restore: r, .. }
-            | ExitHook::DiskChange {
-                restore: Some(r), ..
-            } => Some(r),
-            ExitHook::NewSocket(opened) => Some(&mut opened.restore),
-            _ => None,
-        }
-    }
-}
-
 /// A virtual socket whose placeholder descriptor the kernel is making: at
 /// the call's exit, bind them, write the peer address (accept), and put
 /// back the caller's registers.
@@ -286,20 +266,8 @@ pub struct ChannelRequest {
     pub args: [u64; 6],
     /// The caller's signal mask (it blocks everything while it waits).
     pub mask: u64,
-}
-
-/// A fast-path call already decided (and recorded) to pass with a hook
-/// at its exit: see `Thread::decided_for_trap`.
-#[derive(Debug, Clone)]
-pub struct DecidedForTrap {
-    /// The call, to recognize it at the stop.
-    pub nr: i64,
-    /// Its arguments, likewise.
-    pub args: [u64; 6],
-    /// Changed argument registers to install, if the handler changed any.
-    pub regs: Option<Box<crate::sim::memory::Regs>>,
-    /// The hook to run at the call's exit.
-    pub hook: ExitHook,
+    /// A passed call's result, in an exit report (`ch::EXIT_REPORT`).
+    pub result: i64,
 }
 
 /// One traced thread.
@@ -336,11 +304,6 @@ pub struct Thread {
     pub channel_wait: Option<ChannelRequest>,
     /// The channel slot it posts in, freed when it is gone.
     pub channel_slot: Option<usize>,
-    /// A call that came over the channel and was decided there to pass
-    /// with a hook at its exit, which only a ptrace stop can run: the
-    /// thread makes it for real, and at its seccomp stop the decision is
-    /// applied instead of deciding again.
-    pub decided_for_trap: Option<DecidedForTrap>,
     /// The seccomp notification it waits on an answer to (it is then
     /// waiting in the kernel, not stopped in ptrace).
     pub notified: Option<u64>,
@@ -377,7 +340,6 @@ impl Thread {
             connect_pending: None,
             channel_wait: None,
             channel_slot: None,
-            decided_for_trap: None,
             notified: None,
             notified_redo: false,
             held_mask: None,
