@@ -108,7 +108,8 @@ pub const REPLY_TRAP_FD: u32 = 4;
 pub struct Header {
     /// [`MAGIC`].
     pub magic: u32,
-    /// Bumped (and futex-woken) by the library when it posts a request and by
+    /// Bumped (and futex-woken if [`Header::sleeping`]) by the library or
+    /// the Go stub when it posts a request, and (always woken) by
     /// the supervisor's SIGCHLD handler when a tracee stops: the supervisor
     /// sleeps on it waiting for either.
     pub doorbell: AtomicU32,
@@ -120,6 +121,12 @@ pub struct Header {
     /// than the programs, where the answer comes without a context switch
     /// (on one CPU a spin would only keep the supervisor from answering).
     pub spin: AtomicU32,
+    /// Non-zero while the supervisor sleeps (or is about to) on the
+    /// doorbell: only then does a poster make the futex call that wakes
+    /// it. Set before the supervisor's last look at the doorbell and read
+    /// after the poster's bump, both with full barriers, so a bump is
+    /// either seen or woken for.
+    pub sleeping: AtomicU32,
 }
 
 /// One thread's mailbox.

@@ -53,8 +53,10 @@ impl Post<'_> {
         self.header
             .posted
             .store(self.index as u32 + 1, Ordering::Release);
-        self.header.doorbell.fetch_add(1, Ordering::AcqRel);
-        futex(&self.header.doorbell, libc::FUTEX_WAKE, 1);
+        self.header.doorbell.fetch_add(1, Ordering::SeqCst);
+        if self.header.sleeping.load(Ordering::SeqCst) != 0 {
+            futex(&self.header.doorbell, libc::FUTEX_WAKE, 1);
+        }
         let base = self.base;
         ch::await_reply(
             self.slot,

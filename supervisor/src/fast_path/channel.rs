@@ -171,6 +171,9 @@ impl Channel {
             if let Some(req) = self.take_request() {
                 return Ok(Event::Request(req));
             }
+            // Posters wake it only while this is set (`Header::sleeping`).
+            let sleeping = &self.header().sleeping;
+            sleeping.swap(1, Ordering::SeqCst);
             unsafe {
                 libc::syscall(
                     libc::SYS_futex,
@@ -180,6 +183,7 @@ impl Channel {
                     std::ptr::null::<libc::timespec>(),
                 )
             };
+            sleeping.store(0, Ordering::SeqCst);
         }
     }
 

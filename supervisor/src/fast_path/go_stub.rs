@@ -52,7 +52,7 @@ std::arch::global_asm!(
     "mov eax, {sys_sigprocmask}",
     "syscall",
     // Post: a new sequence number, REQUEST, the slot's index in `posted`,
-    // the doorbell bumped and woken.
+    // the doorbell bumped, and woken if the supervisor sleeps.
     "19:",
     "mov r11, qword ptr gs:[{home}]",
     "add dword ptr [r11 + {seq}], 1",
@@ -62,12 +62,15 @@ std::arch::global_asm!(
     "mov edi, {header}",
     "mov dword ptr [rdi + {posted}], ecx",
     "lock add dword ptr [rdi + {doorbell}], 1",
+    "cmp dword ptr [rdi + {sleeping}], 0",
+    "je 20f",
     "add rdi, {doorbell}",
     "mov esi, {futex_wake}",
     "mov edx, 1",
     "xor r10d, r10d",
     "mov eax, {sys_futex}",
     "syscall",
+    "20:",
     "mov edi, {header}",
     "mov ecx, dword ptr [rdi + {spin}]",
     // Wait for REPLY with this sequence number as `await_reply` does:
@@ -209,6 +212,7 @@ std::arch::global_asm!(
     header = const ch::GO_CHANNEL_AT,
     posted = const offset_of!(ch::Header, posted),
     doorbell = const offset_of!(ch::Header, doorbell),
+    sleeping = const offset_of!(ch::Header, sleeping),
     spin = const offset_of!(ch::Header, spin),
     request = const ch::REQUEST,
     reply = const ch::REPLY,
