@@ -64,20 +64,22 @@ pub struct SimArgs {
 
     /// The shared-memory fast path, on by default (the flag is kept for
     /// scripts; it wins over --notify). Dynamically linked C and Rust
-    /// programs get faultline's LD_PRELOAD library: their socket and pipe
-    /// reads and writes, epoll waits, sleeps, yields and (through libc's
-    /// `syscall`) futex calls reach the supervisor over shared memory
+    /// programs get faultline's LD_PRELOAD library: their socket, pipe and
+    /// file reads and writes, epoll waits, sleeps, yields and (through
+    /// libc's `syscall`) futex calls reach the supervisor over shared memory
     /// instead of a ptrace stop (they do see LD_PRELOAD and
     /// FAULTLINE_CHANNEL_FD in their environment). Go programs (static or
     /// cgo, not PIE) get no library: their runtime's futex, sleep, yield,
     /// epoll, read and write wrappers and package syscall's Syscall6 are
-    /// patched at exec to make their calls over the same channel. A call
+    /// patched at exec to make their calls over the same channel (and
+    /// faultline's vDSO sends their trapping clock reads there). A call
     /// faultline passes to the kernel is made at one gate instruction the
     /// seccomp filter lets through. The trace is the same either way.
     /// While nearly every event of the programs comes over the channel,
     /// they get a host CPU of their own, both ends spin for each other, and
     /// a thread that gives way wakes the next one itself: the etcd harness
-    /// runs about 1.6x faster on the same CPU time (README, Performance).
+    /// runs about twice as fast as with --no-preload, on less CPU time
+    /// (README, Performance).
     /// The library is libfaultline_preload.so next to faultline, or
     /// $FAULTLINE_PRELOAD; without it the run goes on without the fast
     /// path, with a warning.
