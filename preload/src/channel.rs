@@ -74,42 +74,45 @@ impl Post<'_> {
     }
 }
 
+// `syscall; ret` in the library's own code, where the seccomp filter traps
+// every call it traps anywhere: the real call's twin of the pass gate.
+core::arch::global_asm!(
+    ".pushsection .text.faultline_trap_gate, \"ax\"",
+    ".globl faultline_trap_gate",
+    ".hidden faultline_trap_gate",
+    "faultline_trap_gate:",
+    "syscall",
+    "ret",
+    ".popsection",
+);
+
+extern "C" {
+    fn faultline_trap_gate();
+}
+
 /// The call made with a plain `syscall` instruction, which traps as usual;
 /// its raw result (`-errno` on failure). Not libc's `syscall`, which the
 /// library replaces.
 pub fn raw_syscall(nr: i64, a: [u64; 6]) -> i64 {
-    let r: i64;
-    // SAFETY: the arguments are the caller's, passed on unchanged; the
-    // kernel clobbers rcx and r11.
-    unsafe {
-        core::arch::asm!(
-            "syscall",
-            inlateout("rax") nr => r,
-            in("rdi") a[0],
-            in("rsi") a[1],
-            in("rdx") a[2],
-            in("r10") a[3],
-            in("r8") a[4],
-            in("r9") a[5],
-            lateout("rcx") _,
-            lateout("r11") _,
-            options(nostack),
-        );
-    }
-    r
+    call_gate(faultline_trap_gate as *const () as u64, nr, a)
 }
 
 /// The call made at the pass gate, which the seccomp filter lets through
 /// (the supervisor has recorded it and passed it to the kernel); its raw
 /// result.
 fn at_gate(nr: i64, a: [u64; 6]) -> i64 {
+    call_gate(ch::PASS_GATE, nr, a)
+}
+
+/// Calls the `syscall; ret` at `gate` with `nr(a)`; the raw result.
+fn call_gate(gate: u64, nr: i64, a: [u64; 6]) -> i64 {
     let r: i64;
-    // SAFETY: the gate is `syscall; ret`, mapped with the trampoline; the
-    // arguments are the caller's. Not `nostack`: the call pushes.
+    // SAFETY: `gate` is `syscall; ret`; the arguments are the caller's, the
+    // kernel clobbers rcx and r11. Not `nostack`: the call pushes.
     unsafe {
         core::arch::asm!(
             "call {gate}",
-            gate = in(reg) ch::PASS_GATE,
+            gate = in(reg) gate,
             inlateout("rax") nr => r,
             in("rdi") a[0],
             in("rsi") a[1],
