@@ -28,6 +28,7 @@ impl Placement {
     /// and notes a second one for [`Placement::split`].
     pub fn pin() -> Placement {
         let allowed = allowed_cpus();
+        let allowed = allowed.as_slice();
         if allowed.is_empty() {
             return Placement::default();
         }
@@ -83,8 +84,17 @@ impl Placement {
     }
 }
 
-/// The CPUs the calling thread may run on.
-fn allowed_cpus() -> Vec<usize> {
+/// The CPUs faultline may run on: the calling thread's when first asked.
+/// Kept, because pinning changes the thread's own set: read again, a
+/// second run in the same process (`run --seeds N`) would find only the
+/// first run's CPU, and never give its programs a CPU of their own.
+fn allowed_cpus() -> &'static Vec<usize> {
+    static ALLOWED: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    ALLOWED.get_or_init(current_cpus)
+}
+
+/// The CPUs the calling thread may run on now.
+fn current_cpus() -> Vec<usize> {
     // SAFETY: cpu_set_t is plain old data manipulated by the libc macros.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -108,4 +118,22 @@ fn set_affinity(tid: i32, cpu: usize) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_run_in_the_same_process_can_still_split() {
+        // In a thread of its own: pinning changes the caller's CPU set.
+        std::thread::spawn(|| {
+            let first = Placement::pin();
+            let second = Placement::pin();
+            assert_eq!(first.can_split(), second.can_split());
+            assert_eq!(first.can_split(), allowed_cpus().len() > 1);
+        })
+        .join()
+        .expect("the placement thread");
+    }
 }
