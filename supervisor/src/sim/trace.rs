@@ -112,7 +112,7 @@ impl TraceLog {
     /// A trace written zstd-compressed to `file` (read it back with
     /// [`read_lines`], or `zstdcat`).
     pub fn compressed(file: File) -> io::Result<TraceLog> {
-        let encoder = zstd::Encoder::new(BufWriter::new(file), 3)?;
+        let encoder = zstd::Encoder::new(BufWriter::new(file), 1)?;
         Ok(TraceLog {
             hash: FNV_OFFSET,
             count: 0,
