@@ -39,25 +39,26 @@ struct Entry {
 
 impl Sim {
     /// Wakes threads waiting on network readiness whose condition may hold;
-    /// their calls re-execute and decide for themselves.
+    /// their calls re-execute and decide for themselves. Runs before every
+    /// scheduling decision, so it reads the waits in place.
     pub(crate) fn wake_net_waiters(&mut self, host: &impl HostProbe) {
-        let waiting: Vec<(Vtid, i32, Wait)> = self
-            .threads
-            .values()
-            .filter_map(|t| match &t.state {
-                ThreadState::Parked(w) if matches!(w.kind, WaitKind::Net { .. }) => {
-                    Some((t.vtid, t.pid, w.clone()))
-                }
-                _ => None,
-            })
-            .collect();
-        for (vtid, pid, wait) in waiting {
-            let WaitKind::Net { real, virt, epoll } = &wait.kind else {
+        for vtid in self.parked_on(|k| matches!(k, WaitKind::Net { .. })) {
+            let Some((pid, wait)) = self.parked_wait(vtid) else {
+                continue;
+            };
+            let WaitKind::Net { epoll, .. } = wait.kind else {
                 continue;
             };
             // Resolved now: the registrations may have arrived through a dup
             // of the descriptor after the thread parked.
             let epoll = epoll.map(|(p, fd)| self.epoll_key(host, p, fd));
+            let Some((_, wait)) = self.parked_wait(vtid) else {
+                continue;
+            };
+            let WaitKind::Net { real, virt, .. } = &wait.kind else {
+                continue;
+            };
+            let deadline = wait.deadline;
             let ready = (!real.is_empty() && self.fds_ready(host, pid, real, false))
                 || virt.iter().any(|&(vs, mask)| {
                     crate::sim::netstate::event_bits(self.net.readiness(vs)) & (mask | 0x18) != 0
@@ -66,9 +67,27 @@ impl Sim {
             if ready {
                 self.record(vtid, "ready", &[], "restart");
                 let t = self.threads.get_mut(&vtid).expect("thread");
-                t.restart_deadline = wait.deadline;
+                t.restart_deadline = deadline;
                 t.state = ThreadState::Ready(Resume::Restart);
             }
+        }
+    }
+
+    /// The threads parked on a wait of a kind `kind` accepts.
+    fn parked_on(&self, kind: impl Fn(&WaitKind) -> bool) -> Vec<Vtid> {
+        self.threads
+            .values()
+            .filter(|t| matches!(&t.state, ThreadState::Parked(w) if kind(&w.kind)))
+            .map(|t| t.vtid)
+            .collect()
+    }
+
+    /// Thread `vtid`'s process and wait, if it is parked.
+    fn parked_wait(&self, vtid: Vtid) -> Option<(i32, &Wait)> {
+        let t = self.threads.get(&vtid)?;
+        match &t.state {
+            ThreadState::Parked(w) => Some((t.pid, w)),
+            _ => None,
         }
     }
 
@@ -96,21 +115,15 @@ impl Sim {
 
     /// Wakes threads parked on descriptors that have become ready.
     pub(crate) fn wake_ready_fds(&mut self, host: &impl HostProbe) {
-        let waiting: Vec<(Vtid, i32, WaitKind)> = self
-            .threads
-            .values()
-            .filter_map(|t| match &t.state {
-                ThreadState::Parked(w) if matches!(w.kind, WaitKind::Fds { .. }) => {
-                    Some((t.vtid, t.pid, w.kind.clone()))
-                }
-                _ => None,
-            })
-            .collect();
-        for (vtid, pid, kind) in waiting {
-            let WaitKind::Fds { fds, on_ready } = kind else {
+        for vtid in self.parked_on(|k| matches!(k, WaitKind::Fds { .. })) {
+            let Some((pid, wait)) = self.parked_wait(vtid) else {
                 continue;
             };
-            if self.fds_ready(host, pid, &fds, false) {
+            let WaitKind::Fds { fds, on_ready } = &wait.kind else {
+                continue;
+            };
+            if self.fds_ready(host, pid, fds, false) {
+                let on_ready = on_ready.clone();
                 self.record(vtid, "ready", &[], &resume_label(&on_ready));
                 self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(on_ready);
             }
