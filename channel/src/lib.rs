@@ -4,12 +4,14 @@
 //! simulated process on descriptor [`FD`] and mapped by the library at
 //! start-up, or by the supervisor at a Go program's exec.
 //!
-//! A thread of a dynamic program that makes a hot call (a read or write on a
-//! socket, a sleep) writes it to its [`Slot`] instead of trapping, rings the
-//! doorbell and sleeps on its slot's state word; the supervisor dispatches the
-//! call exactly as if it had stopped in ptrace and answers in the slot. Both
-//! futex calls are made from the [`TRAMPOLINE`] page, which the seccomp
-//! filter lets through, so a round trip costs no ptrace stop at all.
+//! A thread that makes a hot call (a read or write, a wait, a sleep, a
+//! futex call) writes it to its [`Slot`] instead of trapping, rings the
+//! doorbell and spins or sleeps on its slot's state word; the supervisor
+//! dispatches the call exactly as if it had stopped in ptrace and answers
+//! in the slot: a result, or "pass it to the kernel", which the thread
+//! does at the [`PASS_GATE`]. The futex calls and the gate are in the
+//! [`TRAMPOLINE`] page, which the seccomp filter lets through, so a round
+//! trip costs no ptrace stop at all.
 //!
 //! `no_std` and dependency-free, because the library must not pull anything
 //! into the programs it is loaded into.
@@ -99,8 +101,9 @@ pub const REPLY_PASS_REPORT: u32 = 6;
 /// The `nr` of a request that reports a passed call's result
 /// ([`REPLY_PASS_REPORT`]); no system call has it.
 pub const EXIT_REPORT: i64 = 0x7fff_fffe;
-/// `reply`: as [`REPLY_TRAP`], and this descriptor is no socket of the
-/// simulation: trap its calls without asking until it is closed.
+/// `reply`: as [`REPLY_TRAP`], and this descriptor is not one the channel
+/// serves (a /proc file, a netlink socket): trap its calls without asking
+/// until it is closed.
 pub const REPLY_TRAP_FD: u32 = 4;
 
 /// The start of the region.

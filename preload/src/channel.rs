@@ -15,9 +15,9 @@ static ANNOUNCED: AtomicBool = AtomicBool::new(false);
 /// The pthread key holding this thread's slot index + 1.
 static SLOT_KEY: AtomicUsize = AtomicUsize::new(usize::MAX);
 
-/// Descriptors (below 4096) the supervisor said are not sockets of the
-/// simulation: their calls trap directly until they are closed.
-static NOT_SOCKET: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
+/// Descriptors (below 4096) the supervisor said the channel does not serve
+/// (/proc files): their calls trap directly until they are closed.
+static UNSERVED: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
 
 /// How the supervisor answered.
 pub enum Answer {
@@ -246,28 +246,28 @@ unsafe fn my_slot(base: *mut u8) -> Option<(usize, &'static ch::Slot)> {
 }
 
 /// Whether calls on `fd` should go to the channel at all.
-pub fn may_be_socket(fd: i32) -> bool {
-    fd >= 0 && not_socket_bit(fd).is_none_or(|(word, bit)| word.load(Ordering::Relaxed) & bit == 0)
+pub fn may_be_served(fd: i32) -> bool {
+    fd >= 0 && unserved_bit(fd).is_none_or(|(word, bit)| word.load(Ordering::Relaxed) & bit == 0)
 }
 
-/// `fd` was closed: it may be a socket next time.
+/// `fd` was closed: it may be served next time.
 pub fn forget_fd(fd: i32) {
-    if let Some((word, bit)) = not_socket_bit(fd) {
+    if let Some((word, bit)) = unserved_bit(fd) {
         word.fetch_and(!bit, Ordering::Relaxed);
     }
 }
 
-fn mark_not_socket(fd: i32) {
-    if let Some((word, bit)) = not_socket_bit(fd) {
+fn mark_unserved(fd: i32) {
+    if let Some((word, bit)) = unserved_bit(fd) {
         word.fetch_or(bit, Ordering::Relaxed);
     }
 }
 
-/// Where `fd`'s bit of [`NOT_SOCKET`] is; None for descriptors it has none
+/// Where `fd`'s bit of [`UNSERVED`] is; None for descriptors it has none
 /// for (negative, or 4096 and above).
-fn not_socket_bit(fd: i32) -> Option<(&'static AtomicU64, u64)> {
+fn unserved_bit(fd: i32) -> Option<(&'static AtomicU64, u64)> {
     let i = usize::try_from(fd).ok().filter(|&i| i < 64 * 64)?;
-    Some((&NOT_SOCKET[i / 64], 1 << (i % 64)))
+    Some((&UNSERVED[i / 64], 1 << (i % 64)))
 }
 
 /// Puts syscall `nr` to the supervisor and waits for its answer. Every
@@ -339,7 +339,7 @@ pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
                 ch::REPLY_RETURN => return Answer::Done(ret),
                 ch::REPLY_RESTART => continue,
                 ch::REPLY_TRAP_FD => {
-                    mark_not_socket(args[0] as i32);
+                    mark_unserved(args[0] as i32);
                     return Answer::Trap;
                 }
                 _ => return Answer::Trap,

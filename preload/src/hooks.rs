@@ -5,7 +5,7 @@
 
 use libc::{c_int, c_long, c_void, size_t, sockaddr, socklen_t, ssize_t, timespec};
 
-use crate::channel::{ask, forget_fd, may_be_socket, raw_syscall, Answer};
+use crate::channel::{ask, forget_fd, may_be_served, raw_syscall, Answer};
 
 /// The real call (it traps as usual), with libc's convention for the
 /// result (-1 and errno).
@@ -24,10 +24,10 @@ fn with_errno(r: i64) -> c_long {
     }
 }
 
-/// A call on a descriptor that may be a socket of the simulation, with
-/// libc's convention for the result (-1 and errno).
+/// A call on a descriptor the channel may serve, with libc's convention
+/// for the result (-1 and errno).
 fn fd_call(nr: i64, a: [u64; 6]) -> c_long {
-    if !may_be_socket(a[0] as i32) {
+    if !may_be_served(a[0] as i32) {
         return real(nr, a);
     }
     asked(nr, a)
@@ -184,7 +184,7 @@ pub extern "C" fn epoll_wait(
     asked(libc::SYS_epoll_wait, a) as c_int
 }
 
-/// libc's close: the descriptor may be a socket once it is reused.
+/// libc's close: the descriptor may be served once it is reused.
 #[no_mangle]
 pub extern "C" fn close(fd: c_int) -> c_int {
     forget_fd(fd);

@@ -1,10 +1,13 @@
 //! faultline's LD_PRELOAD library: the fast path for dynamically linked
-//! programs. It replaces libc's `read`, `write`, `recv`, `send`,
-//! `recvfrom`, `sendto`, `nanosleep` and `clock_nanosleep`: each call is put
-//! to the supervisor over the shared-memory channel (see `faultline-channel`)
-//! instead of stopping in ptrace. The supervisor answers it with the same
-//! handler and the same trace event as the trapped call, or tells the library
-//! to make the real call, which then traps as usual. Without a usable channel
+//! programs. It replaces libc's `read`, `write`, `readv`, `writev`, `recv`,
+//! `send`, `recvfrom`, `sendto`, `epoll_wait`, `nanosleep`,
+//! `clock_nanosleep`, `sched_yield` and `syscall` (for its futex calls):
+//! each call is put to the supervisor over the shared-memory channel (see
+//! `faultline-channel`) instead of stopping in ptrace. The supervisor
+//! answers it with the same handler and the same trace event as the
+//! trapped call, passes it to the kernel (the library makes it at the pass
+//! gate), or tells the library to make the real call, which then traps as
+//! usual. Without a usable channel
 //! (no descriptor, a region that is not faultline's, no free slot) every call
 //! is simply made for real, so the program runs as on the ptrace path.
 //!
