@@ -76,17 +76,14 @@ pub const REPLY: u32 = 2;
 
 /// `reply`: the call is done; its raw result (`-errno` on failure) is `ret`.
 pub const REPLY_RETURN: u32 = 1;
-/// [`Slot::handoff`]: the owner sleeps (or is about to) on its state word,
-/// so whoever answers it must wake it.
-pub const ASLEEP: u32 = u32::MAX;
-/// [`Slot::handoff`]: the supervisor has let another thread run (one in a
-/// ptrace stop): the owner stops spinning and sleeps until it is answered.
-pub const GIVE_WAY: u32 = u32::MAX - 1;
-
 /// `reply`: ask again (a wait ended, or a signal handler with SA_RESTART ran).
 pub const REPLY_RESTART: u32 = 2;
 /// `reply`: not a call the channel handles; make it as a real (trapped) call.
 pub const REPLY_TRAP: u32 = 3;
+/// `reply`: as [`REPLY_TRAP`], and this descriptor is not one the channel
+/// serves (a /proc file, a netlink socket): trap its calls without asking
+/// until it is closed.
+pub const REPLY_TRAP_FD: u32 = 4;
 /// `reply`: the supervisor passes the call to the kernel (its trace event
 /// is recorded): make it, with [`Slot::pass_args`], at [`PASS_GATE`]
 /// before giving back the signal mask (as after a ptrace stop, a pending
@@ -101,10 +98,13 @@ pub const REPLY_PASS_REPORT: u32 = 6;
 /// The `nr` of a request that reports a passed call's result
 /// ([`REPLY_PASS_REPORT`]); no system call has it.
 pub const EXIT_REPORT: i64 = 0x7fff_fffe;
-/// `reply`: as [`REPLY_TRAP`], and this descriptor is not one the channel
-/// serves (a /proc file, a netlink socket): trap its calls without asking
-/// until it is closed.
-pub const REPLY_TRAP_FD: u32 = 4;
+
+/// [`Slot::handoff`]: the owner sleeps (or is about to) on its state word,
+/// so whoever answers it must wake it.
+pub const ASLEEP: u32 = u32::MAX;
+/// [`Slot::handoff`]: the supervisor has let another thread run (one in a
+/// ptrace stop): the owner stops spinning and sleeps until it is answered.
+pub const GIVE_WAY: u32 = u32::MAX - 1;
 
 /// The start of the region.
 #[repr(C, align(64))]
@@ -189,6 +189,13 @@ pub const SIZE: usize = core::mem::size_of::<Header>() + SLOTS * core::mem::size
 /// Byte offset of slot `i`.
 pub const fn slot_offset(i: usize) -> usize {
     core::mem::size_of::<Header>() + i * core::mem::size_of::<Slot>()
+}
+
+/// Where slot `i` is in a Go program's mapping of the channel
+/// ([`GO_CHANNEL_AT`]): its [`Slot::home`], the GS base of the thread that
+/// owns it.
+pub const fn go_slot_home(i: usize) -> u64 {
+    GO_CHANNEL_AT + slot_offset(i) as u64
 }
 
 /// The slot a thread looks for first: the search goes on linearly from here.

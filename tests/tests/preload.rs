@@ -30,6 +30,19 @@ fn same_run_with_and_without(exec: Exec) -> (Run, Run) {
     (fast, trapped)
 }
 
+/// Asserts that the run with the fast path made at least `min_fast` calls
+/// over the channel and `min_saved` stops fewer than the one without.
+fn assert_took_the_channel(fast: &Run, trapped: &Run, min_fast: u64, min_saved: u64) {
+    let (a, b) = (fast.summary(), trapped.summary());
+    assert!(
+        a.fast >= min_fast && a.stops + min_saved <= b.stops,
+        "{} fast calls, {} stops (without: {})\n{fast}",
+        a.fast,
+        a.stops,
+        b.stops
+    );
+}
+
 fn paths(mode: &str) -> Exec {
     Exec::program(Program::c("preload_paths")).arg(mode).seed(5)
 }
@@ -104,15 +117,8 @@ fn pipe_reads_and_writes_are_passed_at_the_gate_with_the_same_trace() {
     let exec = Exec::program(Program::c("pipe_threads")).seed(3);
     let (fast, trapped) = same_run_with_and_without(exec);
     assert!(fast.out().contains("msg 009"), "\n{fast}");
-    let (a, b) = (fast.summary(), trapped.summary());
     // 10 records written and read, each read waiting once: some 30 calls.
-    assert!(a.fast >= 30, "{} fast calls\n{fast}", a.fast);
-    assert!(
-        a.stops + 20 <= b.stops,
-        "with the fast path {} stops, without {}",
-        a.stops,
-        b.stops
-    );
+    assert_took_the_channel(&fast, &trapped, 30, 20);
 }
 
 #[test]
@@ -131,14 +137,7 @@ fn rust_std_mutexes_channels_and_parking_take_the_fast_path_with_the_same_trace(
     // channel; starting and ending threads still stops.
     let exec = Exec::program(Program::rust("threads")).seed(14);
     let (fast, trapped) = same_run_with_and_without(exec);
-    let (a, b) = (fast.summary(), trapped.summary());
-    assert!(
-        a.fast > 100 && a.stops + 100 < b.stops,
-        "{} fast calls, {} stops (without: {})\n{fast}",
-        a.fast,
-        a.stops,
-        b.stops
-    );
+    assert_took_the_channel(&fast, &trapped, 101, 101);
 }
 
 #[test]
@@ -216,14 +215,7 @@ fn a_go_programs_clock_reads_that_reach_the_supervisor_take_the_channel() {
         .arg("64000")
         .seed(2);
     let (fast, trapped) = same_run_with_and_without(exec);
-    let (f, t) = (fast.summary(), trapped.summary());
-    assert!(
-        f.fast >= 1000 && f.stops + 1000 < t.stops,
-        "{} fast calls, {} stops (without: {})\n{fast}",
-        f.fast,
-        f.stops,
-        t.stops
-    );
+    assert_took_the_channel(&fast, &trapped, 1000, 1001);
 }
 
 #[test]

@@ -65,15 +65,12 @@ impl Supervisor {
                 return Finish::PutBack(restore, ret);
             }
             Some(
-                hook @ (ExitHook::DiskOpen { .. }
+                mut hook @ (ExitHook::DiskOpen { .. }
                 | ExitHook::DiskWrite { .. }
                 | ExitHook::DiskChange { .. }),
             ) => {
-                let saved = match &hook {
-                    ExitHook::DiskChange {
-                        restore: Some(saved),
-                        ..
-                    } => Some(saved.clone()),
+                let saved = match &mut hook {
+                    ExitHook::DiskChange { restore, .. } => restore.take(),
                     _ => None,
                 };
                 self.sim.disk_exit(pid, hook, ret as i64);

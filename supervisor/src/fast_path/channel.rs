@@ -85,7 +85,7 @@ impl Channel {
             let p = chan.slot(i);
             // SAFETY: inside the fresh mapping, before any process maps it.
             unsafe {
-                (*p).home = ch::GO_CHANNEL_AT + ch::slot_offset(i) as u64;
+                (*p).home = ch::go_slot_home(i);
                 (*p).index1 = i as u32 + 1;
             }
         }

@@ -1,6 +1,6 @@
-//! The fast path for Go programs (`--preload`): their runtime makes raw
-//! system calls, so instead of a library, the supervisor patches the
-//! runtime's futex, sleep, yield and epoll wrappers and package syscall's
+//! The fast path for Go programs: their runtime makes raw system calls, so
+//! instead of a library, the supervisor patches the runtime's futex,
+//! sleep, yield, epoll, read and write wrappers and package syscall's
 //! `Syscall6` at exec to make their calls over the channel through
 //! `go_stub`. Only the calls whose handlers need no registers are taken
 //! (the rest are sent back and made as trapped calls), and they are
@@ -133,7 +133,7 @@ impl Supervisor {
             );
             return;
         };
-        let home = ch::GO_CHANNEL_AT + ch::slot_offset(slot) as u64;
+        let home = ch::go_slot_home(slot);
         let set = tracee::get_regs(tid).and_then(|mut regs| {
             regs.gs_base = home;
             tracee::set_regs(tid, &regs)

@@ -267,8 +267,8 @@ impl Supervisor {
     /// calls whose handlers never need the caller's registers qualify: reads
     /// and writes on sockets of the simulation, on pipes, eventfds and the
     /// like, and on files (on the simulated disks too), /dev/urandom and
-    /// timerfds, sleeps, futex calls, yields, epoll waits the kernel need
-    /// not answer, and (from patched Go runtimes) socket options and
+    /// timerfds, sleeps, futex calls, yields, epoll waits, and (from
+    /// patched Go runtimes) socket options and
     /// names, `epoll_ctl` and the syncs of files. What their handlers pass
     /// to the kernel the thread makes at the pass gate; a pass with work at
     /// its exit reports its result back ([`ch::REPLY_PASS_REPORT`]).

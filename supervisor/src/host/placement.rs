@@ -28,7 +28,6 @@ impl Placement {
     /// and notes a second one for [`Placement::split`].
     pub fn pin() -> Placement {
         let allowed = allowed_cpus();
-        let allowed = allowed.as_slice();
         if allowed.is_empty() {
             return Placement::default();
         }
@@ -88,7 +87,7 @@ impl Placement {
 /// Kept, because pinning changes the thread's own set: read again, a
 /// second run in the same process (`run --seeds N`) would find only the
 /// first run's CPU, and never give its programs a CPU of their own.
-fn allowed_cpus() -> &'static Vec<usize> {
+fn allowed_cpus() -> &'static [usize] {
     static ALLOWED: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
     ALLOWED.get_or_init(current_cpus)
 }

@@ -56,11 +56,10 @@ pub struct FastPath {
 /// Builds the filter program that traps exactly `trapped` (x86_64 numbers)
 /// and every number past `last`, the syscall table's last.
 /// Foreign-architecture and x32 calls are refused with ENOSYS: they would
-/// bypass the syscall table the supervisor understands. With `futex_page`,
-/// `futex` made from that 4 KiB page runs natively: the LD_PRELOAD
-/// library's trampoline, whose waits on the channel must not stop in
-/// ptrace themselves; and any call made by the `syscall` at `gate` (the
-/// fast path's pass gate) runs natively.
+/// bypass the syscall table the supervisor understands. With `fast_path`,
+/// `futex` made from its 4 KiB page runs natively (the trampoline, whose
+/// waits on the channel must not stop in ptrace themselves), and so does
+/// any call made by the `syscall` at its gate (the pass gate).
 pub fn build_filter(
     trapped: &[i64],
     last: i64,

@@ -97,8 +97,8 @@ pub struct Report {
     pub events: u64,
     /// ptrace stops handled (a cost measure; not part of the determinism check).
     pub stops: u64,
-    /// Calls answered without a ptrace stop: over the LD_PRELOAD fast path
-    /// (`--preload`) or as seccomp notifications (`--notify`).
+    /// Calls answered without a ptrace stop: over the fast path or as
+    /// seccomp notifications (`--notify`).
     pub fast_calls: u64,
     /// Turns the fast path handed from thread to thread in the programs'
     /// own CPU instead of waking the next thread from the supervisor's.

@@ -214,12 +214,12 @@ impl Sim {
         let key = self.epoll_key(host, c.pid, epfd);
         let real_ready = self.fds_ready(host, c.pid, &[(epfd, libc::POLLIN)], false);
         let has_virtual = self.net.has_epoll(key);
-        if !has_virtual && kernel_answers(false, real_ready, expired, 0, max) {
+        if !has_virtual && (real_ready || expired) {
             return self.zero_timeout_pass(c, &timeout, None);
         }
         if has_virtual {
             let virt = self.net.epoll_ready(key, max as usize, true);
-            if kernel_answers(true, real_ready, expired, virt.len(), max) {
+            if real_ready && virt.len() < max as usize {
                 // The kernel fills in the real events; the exit hook appends ours.
                 return self.zero_timeout_pass(c, &timeout, Some((virt, max)));
             }
@@ -480,24 +480,6 @@ impl Sim {
             None => ExitHook::RestoreArgs(restore),
         };
         Action::Now(Resume::PassThenExit(Some(Box::new(regs)), hook))
-    }
-}
-
-/// Whether an epoll wait is run in the kernel with a zero timeout: a real
-/// descriptor in its set is ready and room is left after the ready
-/// simulated sockets (appended at the exit), or it watches no simulated
-/// socket and is ready or `expired` (its timeout is over).
-fn kernel_answers(
-    has_virtual: bool,
-    real_ready: bool,
-    expired: bool,
-    virtual_ready: usize,
-    max: i32,
-) -> bool {
-    if has_virtual {
-        real_ready && virtual_ready < max as usize
-    } else {
-        real_ready || expired
     }
 }
 
