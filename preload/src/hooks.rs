@@ -170,9 +170,9 @@ pub extern "C" fn writev(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_
     fd_call(libc::SYS_writev, [fd as u64, iov as u64, n as u64, 0, 0, 0]) as ssize_t
 }
 
-/// libc's epoll_wait (tokio's and mio's wait): answered over the channel
-/// unless the kernel must answer it (a real descriptor in its set is ready),
-/// then made as the trapped call.
+/// libc's epoll_wait (tokio's and mio's wait): over the channel; one the
+/// kernel must answer (a real descriptor in its set is ready) is passed,
+/// made at the pass gate with its result reported back.
 #[no_mangle]
 pub extern "C" fn epoll_wait(
     epfd: c_int,
