@@ -161,6 +161,14 @@ pub struct Slot {
     /// changed some: a timeout, a count); `args` are the caller's, which
     /// its registers hold again afterwards.
     pub pass_args: [u64; 6],
+    /// The number a passed call is made with: the caller's, or the one the
+    /// supervisor put in its place (a simulated socket's descriptor is an
+    /// eventfd the kernel makes).
+    pub pass_nr: i64,
+    /// The caller's stack pointer, posted with the call: a handler may put
+    /// data a passed call reads below its red zone (a path turned into a
+    /// node's own copy of the file), as it does below a stopped thread's.
+    pub sp: u64,
     /// The caller's signal mask; the library blocks every signal while it
     /// waits, so the supervisor reads the mask that counts from here, and
     /// the library restores the mask found here when it is answered.

@@ -48,6 +48,7 @@ impl Post<'_> {
         (*slot_mut).nr = nr;
         (*slot_mut).args = args;
         (*slot_mut).mask = mask;
+        (*slot_mut).sp = scratch_sp();
         self.slot.handoff.store(0, Ordering::Relaxed);
         self.slot.state.store(ch::REQUEST, Ordering::Release);
         self.header
@@ -72,6 +73,19 @@ impl Post<'_> {
         );
         core::ptr::read_volatile(&(*slot_mut).reply)
     }
+}
+
+/// How far below its own stack pointer the library says the caller's is:
+/// data a handler puts for a passed call below that (and its red zone)
+/// stays clear of the frames the library uses until it makes the call.
+const SCRATCH_BELOW: u64 = 4096;
+
+/// The stack pointer a request names (see [`SCRATCH_BELOW`]).
+fn scratch_sp() -> u64 {
+    let sp: u64;
+    // SAFETY: reads a register.
+    unsafe { core::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack)) };
+    sp - SCRATCH_BELOW
 }
 
 // `syscall; ret` in the library's own code, where the seccomp filter traps
@@ -315,7 +329,10 @@ pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
             if matches!(reply, ch::REPLY_PASS | ch::REPLY_PASS_REPORT) {
                 // A passed call is made before the mask comes back, as the
                 // kernel makes it before delivering a signal after a stop.
-                ret = at_gate(nr, core::ptr::read_volatile(&(*slot_mut).pass_args));
+                ret = at_gate(
+                    core::ptr::read_volatile(&(*slot_mut).pass_nr),
+                    core::ptr::read_volatile(&(*slot_mut).pass_args),
+                );
                 if reply == ch::REPLY_PASS_REPORT {
                     core::ptr::write_volatile(&mut (*slot_mut).ret, ret);
                     let mask = core::ptr::read_volatile(&(*slot_mut).mask);

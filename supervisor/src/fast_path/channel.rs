@@ -210,6 +210,7 @@ impl Channel {
                 args: std::ptr::read_volatile(&(*p).args),
                 mask: std::ptr::read_volatile(&(*p).mask),
                 result: std::ptr::read_volatile(&(*p).ret),
+                sp: std::ptr::read_volatile(&(*p).sp),
             })
         }
     }
@@ -280,11 +281,14 @@ impl Channel {
         }
     }
 
-    /// Sets the arguments a passed call in `slot` is made with
-    /// ([`ch::REPLY_PASS`]), before the answer.
-    pub fn set_pass_args(&self, slot: usize, args: [u64; 6]) {
-        // SAFETY: inside the mapping; the owner reads it after the answer.
-        unsafe { std::ptr::write_volatile(&mut (*self.slot(slot)).pass_args, args) };
+    /// Sets the call a passed call in `slot` is made as
+    /// ([`ch::REPLY_PASS`]): its number and arguments, before the answer.
+    pub fn set_pass(&self, slot: usize, nr: i64, args: [u64; 6]) {
+        // SAFETY: inside the mapping; the owner reads them after the answer.
+        unsafe {
+            std::ptr::write_volatile(&mut (*self.slot(slot)).pass_nr, nr);
+            std::ptr::write_volatile(&mut (*self.slot(slot)).pass_args, args);
+        }
     }
 
     /// Sets how long posters spin for their answers ([`ch::Header::spin`];

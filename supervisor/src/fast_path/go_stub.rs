@@ -52,6 +52,8 @@ std::arch::global_asm!(
     "mov qword ptr gs:[{args} + 24], r10",
     "mov qword ptr gs:[{args} + 32], r8",
     "mov qword ptr gs:[{args} + 40], r9",
+    "lea rcx, [rsp + 8]",
+    "mov qword ptr gs:[{sp}], rcx",
     "2:",
     // rt_sigprocmask(SIG_SETMASK, &all, &slot.mask, 8)
     "mov r11, qword ptr gs:[{home}]",
@@ -172,7 +174,7 @@ std::arch::global_asm!(
     // second request whose answer is.
     "13:",
     "faultline_go_stub_load_args {pass_args}",
-    "mov rax, qword ptr gs:[{nr}]",
+    "mov rax, qword ptr gs:[{pass_nr}]",
     "mov rcx, {gate}",
     "call rcx",
     "mov r11, qword ptr gs:[{home}]",
@@ -218,6 +220,8 @@ std::arch::global_asm!(
     pass_report = const ch::REPLY_PASS_REPORT,
     exit_report = const ch::EXIT_REPORT,
     pass_args = const offset_of!(ch::Slot, pass_args),
+    pass_nr = const offset_of!(ch::Slot, pass_nr),
+    sp = const offset_of!(ch::Slot, sp),
     gate = const ch::PASS_GATE,
     futex_wake = const libc::FUTEX_WAKE,
     futex_wait = const libc::FUTEX_WAIT,

@@ -154,6 +154,8 @@ impl Supervisor {
     /// tracee, or — if its process has the library — a posted request, or
     /// — if its calls are notified — a notified call.
     pub(crate) fn next_event(&mut self, vtid: Vtid) -> std::io::Result<Event> {
+        // The thread runs: the trace is written while it does.
+        self.sim.trace.write_pending();
         if let Some(event) = self.next_notified_event(vtid)? {
             return Ok(event);
         }
@@ -246,6 +248,7 @@ impl Supervisor {
             }
         }
         let mut regs = self.regs_for_call(vtid, req.nr, req.args);
+        regs.rsp = req.sp;
         if is_clock_read(req.nr) {
             // Made by the vDSO through the stub: a read it counted and
             // chose to send (see `made_by_stub`).
@@ -264,17 +267,27 @@ impl Supervisor {
     }
 
     /// None if the channel answers `req`; else how to send it back. Only
-    /// calls whose handlers never need the caller's registers qualify: reads
-    /// and writes on sockets of the simulation, on pipes, eventfds and the
+    /// calls whose handlers need no more of the caller's registers than
+    /// the call, its arguments and its stack pointer qualify: reads and
+    /// writes on sockets of the simulation, on pipes, eventfds and the
     /// like, and on files (on the simulated disks too), /dev/urandom and
-    /// timerfds, sleeps, futex calls, yields, epoll waits, and (from
-    /// patched Go runtimes) socket options and
-    /// names, `epoll_ctl` and the syncs of files. What their handlers pass
-    /// to the kernel the thread makes at the pass gate; a pass with work at
-    /// its exit reports its result back ([`ch::REPLY_PASS_REPORT`]).
+    /// timerfds, sleeps, futex calls, yields, epoll waits and polls, and
+    /// the calls that make, use and close descriptors: sockets and their
+    /// connections, options and names, files and directories (opened,
+    /// read, stat-ed, synced, renamed, removed), timerfds, dups and
+    /// fcntls, and a few questions about the machine. Not the calls that
+    /// start, end or wait for threads and processes, signals, memory, or
+    /// clock reads (those only from faultline's vDSO). What their handlers
+    /// pass to the kernel the thread makes at the pass gate, with the
+    /// number and arguments the handler gave (a simulated socket is an
+    /// eventfd to the kernel); a pass with work at its exit reports its
+    /// result back ([`ch::REPLY_PASS_REPORT`]).
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     fn trap_reply(&mut self, pid: i32, req: &ChannelRequest) -> Option<u32> {
         use libc::*;
+        if self.library_owned(pid, req.nr, req.args) {
+            return Some(ch::REPLY_TRAP);
+        }
         match req.nr {
             SYS_clock_nanosleep | SYS_futex | SYS_nanosleep | SYS_sched_yield | SYS_epoll_wait
             | SYS_epoll_pwait => None,
@@ -300,6 +313,25 @@ impl Supervisor {
             },
             SYS_setsockopt | SYS_getsockopt | SYS_getsockname | SYS_getpeername | SYS_epoll_ctl
             | SYS_fdatasync | SYS_fsync => None,
+            // Descriptors made and closed. Not fcntl or ioctl, which may
+            // block in the kernel, nor getdents: a passed call is made with
+            // every signal blocked, and the kernel lists a directory in
+            // full then, where after a ptrace stop a pending signal cuts
+            // the listing short.
+            SYS_close | SYS_close_range | SYS_dup | SYS_dup2 | SYS_dup3 => None,
+            SYS_socket | SYS_connect | SYS_accept | SYS_accept4 | SYS_bind | SYS_listen
+            | SYS_shutdown | SYS_sendmsg | SYS_recvmsg | SYS_sendmmsg | SYS_recvmmsg => None,
+            SYS_poll | SYS_ppoll | SYS_select | SYS_pselect6 | SYS_epoll_pwait2 => None,
+            SYS_timerfd_create | SYS_timerfd_settime | SYS_timerfd_gettime => None,
+            // Files and directories.
+            SYS_open | SYS_openat | SYS_openat2 | SYS_creat | SYS_stat | SYS_lstat
+            | SYS_newfstatat | SYS_statx | SYS_fstat | SYS_statfs | SYS_fstatfs | SYS_readlink
+            | SYS_readlinkat => None,
+            SYS_mkdir | SYS_mkdirat | SYS_rmdir | SYS_unlink | SYS_unlinkat | SYS_rename
+            | SYS_renameat | SYS_renameat2 | SYS_link | SYS_linkat | SYS_truncate
+            | SYS_ftruncate | SYS_fallocate | SYS_sync | SYS_syncfs => None,
+            // The machine.
+            SYS_uname | SYS_sysinfo | SYS_getrandom | SYS_sched_getaffinity => None,
             _ => Some(ch::REPLY_TRAP),
         }
     }
@@ -307,7 +339,7 @@ impl Supervisor {
     /// Resumes a thread that waits on the channel: the answer its handler
     /// decided, delivered in its slot.
     pub(crate) fn answer_request(&mut self, vtid: Vtid, req: ChannelRequest, resume: Resume) {
-        let mut pass_args = req.args;
+        let (mut pass_nr, mut pass_args) = (req.nr, req.args);
         let (reply, ret) = match resume {
             Resume::Return(v) => (ch::REPLY_RETURN, v),
             Resume::Restart => (ch::REPLY_RESTART, 0),
@@ -317,6 +349,7 @@ impl Supervisor {
                 // event of this thread, which runs with signals blocked
                 // until then), as the syscall-exit stop is on the ptrace path.
                 if let Some(r) = regs {
+                    pass_nr = r.orig_rax as i64;
                     pass_args = [r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9];
                 }
                 self.exit_hook = Some(hook);
@@ -337,7 +370,7 @@ impl Supervisor {
         self.watchdog.running(pid, tid);
         if let Some(chan) = &self.channel {
             if matches!(reply, ch::REPLY_PASS | ch::REPLY_PASS_REPORT) {
-                chan.set_pass_args(req.slot, pass_args);
+                chan.set_pass(req.slot, pass_nr, pass_args);
             }
             chan.answer(req.slot, req.seq, reply, ret);
         }
@@ -379,21 +412,11 @@ impl Supervisor {
     /// event or a scheduling point, as on a run without the fast path.
     /// True if `c` was such a call.
     pub(crate) fn library_call(&mut self, c: &Call) -> bool {
-        let Some(lib) = &self.preload_lib else {
+        if self.preload_lib.is_none() {
             return false;
-        };
-        let loader_fd = self.sim.procs.get(&c.pid).and_then(|p| p.loader_fd);
+        }
         match c.nr {
-            libc::SYS_open | libc::SYS_openat => {
-                let at = if c.nr == libc::SYS_open {
-                    c.a[0]
-                } else {
-                    c.a[1]
-                };
-                let path = c.mem().read_cstr(at, lib.len() + 1).unwrap_or_default();
-                if path != lib.as_bytes() {
-                    return false;
-                }
+            libc::SYS_open | libc::SYS_openat if self.library_owned(c.pid, c.nr, c.a) => {
                 self.exit_hook = Some(ExitHook::LoaderOpen);
                 let _ = tracee::cont_to_syscall_exit(c.tid);
                 true
@@ -407,18 +430,10 @@ impl Supervisor {
                 crate::engine::return_in_place(c.tid, c.regs, 0);
                 true
             }
-            libc::SYS_read | libc::SYS_close | libc::SYS_fstat | libc::SYS_newfstatat
-                if loader_fd == Some(c.a[0] as i32) =>
-            {
+            _ if self.library_owned(c.pid, c.nr, c.a) => {
                 if c.nr == libc::SYS_close {
                     self.sim.procs.get_mut(&c.pid).expect("process").loader_fd = None;
                 }
-                let _ = tracee::cont(c.tid, 0);
-                true
-            }
-            libc::SYS_stat | libc::SYS_lstat | libc::SYS_newfstatat | libc::SYS_statx
-                if self.stats_the_channel(c) =>
-            {
                 let _ = tracee::cont(c.tid, 0);
                 true
             }
@@ -426,21 +441,38 @@ impl Supervisor {
         }
     }
 
-    /// Whether a stat call names the channel's descriptor in /proc (a
-    /// program that looks at each of its open descriptors, as etcd does):
-    /// a run without the fast path has no such descriptor, so the call is
-    /// left out of the trace, like the loader's calls on the library.
-    fn stats_the_channel(&self, c: &Call) -> bool {
-        let addr = if matches!(c.nr, libc::SYS_stat | libc::SYS_lstat) {
-            c.a[0]
-        } else {
-            c.a[1]
+    /// Whether `nr(args)` of process `pid` is the library's, not the
+    /// program's: the dynamic loader's open of the library and its calls on
+    /// the descriptor it got (the kernel does them), or a stat of the
+    /// channel's descriptor in /proc (a program that looks at each of its
+    /// open descriptors, as etcd does: a run without the fast path has no
+    /// such descriptor). These are left out of the trace, so they are made
+    /// at a ptrace stop, never over the channel.
+    #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
+    fn library_owned(&self, pid: i32, nr: i64, args: [u64; 6]) -> bool {
+        use libc::*;
+        let Some(lib) = &self.preload_lib else {
+            return false;
         };
-        let path = tracee::Process(c.pid)
-            .read_cstr(addr, 64)
-            .unwrap_or_default();
-        let suffix = format!("/fd/{}", ch::FD);
-        path.starts_with(b"/proc/") && path.ends_with(suffix.as_bytes())
+        let path =
+            |at: u64, len: usize| tracee::Process(pid).read_cstr(at, len).unwrap_or_default();
+        let stats_the_channel = |at: u64| {
+            let path = path(at, 64);
+            path.starts_with(b"/proc/") && path.ends_with(format!("/fd/{}", ch::FD).as_bytes())
+        };
+        let loader_fd = self.sim.procs.get(&pid).and_then(|p| p.loader_fd);
+        match nr {
+            SYS_open => path(args[0], lib.len() + 1) == lib.as_bytes(),
+            SYS_openat => path(args[1], lib.len() + 1) == lib.as_bytes(),
+            SYS_read | SYS_close | SYS_fstat | SYS_newfstatat
+                if loader_fd == Some(args[0] as i32) =>
+            {
+                true
+            }
+            SYS_stat | SYS_lstat => stats_the_channel(args[0]),
+            SYS_newfstatat | SYS_statx => stats_the_channel(args[1]),
+            _ => false,
+        }
     }
 
     /// At the exit of the loader's open of the library.

@@ -63,6 +63,21 @@ impl Sink {
     }
 }
 
+/// An event recorded and not yet written (see [`TraceLog::write_pending`]).
+struct Pending {
+    n: u64,
+    t: u64,
+    tid: u32,
+    call: String,
+    args: Vec<i64>,
+    ret: String,
+    paths: Vec<String>,
+}
+
+/// Events held unwritten at most: a supervisor that never waits for a
+/// program (every thread parked, timers firing) still writes them.
+const MAX_PENDING: usize = 4096;
+
 /// The running trace of one run.
 pub struct TraceLog {
     hash: u64,
@@ -71,6 +86,8 @@ pub struct TraceLog {
     kept: Option<Vec<String>>,
     /// Paths for the next event (see [`TraceLog::note_paths`]).
     paths: Vec<String>,
+    /// Recorded, not yet written or hashed.
+    pending: Vec<Pending>,
 }
 
 /// Reads a trace back, line by line, whether plain or zstd-compressed (the
@@ -100,6 +117,7 @@ impl TraceLog {
             file: file.map(|f| Sink::Plain(BufWriter::new(f))),
             kept: keep_lines.then(Vec::new),
             paths: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -119,37 +137,58 @@ impl TraceLog {
             file: Some(Sink::Zstd(encoder)),
             kept: None,
             paths: Vec::new(),
+            pending: Vec::new(),
         })
     }
 
     /// Appends an event (the event number is assigned here), with the
-    /// paths noted for it, if any.
+    /// paths noted for it, if any. It is written and hashed later, by
+    /// [`TraceLog::write_pending`]: the engine calls that while a program
+    /// runs, so the writing is not between a call and its answer.
     pub fn record(&mut self, t: u64, tid: u32, call: &str, args: &[i64], ret: &str) {
         self.count += 1;
-        let paths = std::mem::take(&mut self.paths);
-        let ev = Event {
+        self.pending.push(Pending {
             n: self.count,
             t,
             tid,
-            call,
-            args,
-            ret,
-            paths: &paths,
-        };
-        let line = serde_json::to_string(&ev).expect("events always serialize");
-        self.hash = fnv1a(self.hash, line.as_bytes());
-        self.hash = fnv1a(self.hash, b"\n");
-        if let Some(f) = self.file.as_mut() {
-            // A full disk must not change the run; the error surfaces at finish().
-            let _ = writeln!(f.out(), "{line}");
+            call: call.to_owned(),
+            args: args.to_vec(),
+            ret: ret.to_owned(),
+            paths: std::mem::take(&mut self.paths),
+        });
+        if self.pending.len() >= MAX_PENDING {
+            self.write_pending();
         }
-        if let Some(k) = self.kept.as_mut() {
-            k.push(line);
+    }
+
+    /// Writes and hashes the events recorded since the last call, in order.
+    pub fn write_pending(&mut self) {
+        for p in std::mem::take(&mut self.pending) {
+            let ev = Event {
+                n: p.n,
+                t: p.t,
+                tid: p.tid,
+                call: &p.call,
+                args: &p.args,
+                ret: &p.ret,
+                paths: &p.paths,
+            };
+            let line = serde_json::to_string(&ev).expect("events always serialize");
+            self.hash = fnv1a(self.hash, line.as_bytes());
+            self.hash = fnv1a(self.hash, b"\n");
+            if let Some(f) = self.file.as_mut() {
+                // A full disk must not change the run; the error surfaces at finish().
+                let _ = writeln!(f.out(), "{line}");
+            }
+            if let Some(k) = self.kept.as_mut() {
+                k.push(line);
+            }
         }
     }
 
     /// The running hash over all events so far.
-    pub fn hash(&self) -> u64 {
+    pub fn hash(&mut self) -> u64 {
+        self.write_pending();
         self.hash
     }
 
@@ -159,12 +198,15 @@ impl TraceLog {
     }
 
     /// The kept lines (empty unless constructed with `keep_lines`).
-    pub fn lines(&self) -> &[String] {
+    pub fn lines(&mut self) -> &[String] {
+        self.write_pending();
         self.kept.as_deref().unwrap_or(&[])
     }
 
-    /// Flushes the trace file (and ends its zstd frame).
+    /// Writes the pending events and flushes the trace file (and ends its
+    /// zstd frame).
     pub fn finish(&mut self) -> io::Result<()> {
+        self.write_pending();
         match self.file.as_mut() {
             Some(Sink::Plain(f)) => f.flush(),
             Some(Sink::Zstd(z)) => {

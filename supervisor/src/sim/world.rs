@@ -268,6 +268,8 @@ pub struct ChannelRequest {
     pub mask: u64,
     /// A passed call's result, in an exit report (`ch::EXIT_REPORT`).
     pub result: i64,
+    /// The caller's stack pointer (`ch::Slot::sp`).
+    pub sp: u64,
 }
 
 /// One traced thread.
