@@ -26,7 +26,7 @@ fn with_errno(r: i64) -> c_long {
 
 /// A call on a descriptor the channel may serve, with libc's convention
 /// for the result (-1 and errno).
-fn fd_call(nr: i64, a: [u64; 6]) -> c_long {
+pub(crate) fn fd_call(nr: i64, a: [u64; 6]) -> c_long {
     if !may_be_served(a[0] as i32) {
         return real(nr, a);
     }
@@ -34,7 +34,7 @@ fn fd_call(nr: i64, a: [u64; 6]) -> c_long {
 }
 
 /// The call over the channel, or made for real if sent back.
-fn asked(nr: i64, a: [u64; 6]) -> c_long {
+pub(crate) fn asked(nr: i64, a: [u64; 6]) -> c_long {
     match ask(nr, a) {
         Answer::Done(r) => with_errno(r),
         Answer::Trap => real(nr, a),
@@ -184,11 +184,12 @@ pub extern "C" fn epoll_wait(
     asked(libc::SYS_epoll_wait, a) as c_int
 }
 
-/// libc's close: the descriptor may be served once it is reused.
+/// libc's close, over the channel: the descriptor may be served once it
+/// is reused.
 #[no_mangle]
 pub extern "C" fn close(fd: c_int) -> c_int {
     forget_fd(fd);
-    real(libc::SYS_close, [fd as u64, 0, 0, 0, 0, 0]) as c_int
+    asked(libc::SYS_close, [fd as u64, 0, 0, 0, 0, 0]) as c_int
 }
 
 /// libc's sched_yield (Rust's `thread::yield_now`).

@@ -1,7 +1,10 @@
 //! faultline's LD_PRELOAD library: the fast path for dynamically linked
 //! programs. It replaces libc's `read`, `write`, `readv`, `writev`, `recv`,
 //! `send`, `recvfrom`, `sendto`, `epoll_wait`, `nanosleep`,
-//! `clock_nanosleep`, `sched_yield` and `syscall` (for its futex calls):
+//! `clock_nanosleep`, `sched_yield` and `syscall` (for its futex calls),
+//! and the functions that make, name, tune, look at and end descriptors,
+//! files and directories (`socket` to `shutdown`, `open` and the `stat`s,
+//! the syncs, `poll`, `dup`s, renames and removals; see `fd_hooks`):
 //! each call is put to the supervisor over the shared-memory channel (see
 //! `faultline-channel`) instead of stopping in ptrace. The supervisor
 //! answers it with the same handler and the same trace event as the
@@ -16,6 +19,7 @@
 #![no_std]
 
 mod channel;
+mod fd_hooks;
 mod hooks;
 
 #[panic_handler]

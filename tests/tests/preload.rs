@@ -100,9 +100,12 @@ fn children_fall_back_to_ptrace_when_the_channel_is_taken_away() {
         );
         parent_only.push(fast.summary().fast);
     }
-    // The child's exchange alone is hundreds of calls; none took the fast path.
+    // The child's exchange alone is hundreds of calls; none took the fast
+    // path. (The parent's close of the descriptor in "close" is one.)
+    let (least, most) = (parent_only.iter().min(), parent_only.iter().max());
     assert!(
-        parent_only.iter().all(|&n| n == parent_only[0]) && parent_only[0] + 300 < inherited,
+        most.zip(least)
+            .is_some_and(|(m, l)| m - l <= 1 && m + 300 < inherited),
         "fast-path calls per mode (close, scribble, unset) {parent_only:?}, inherited {inherited}"
     );
 }
@@ -216,6 +219,19 @@ fn a_go_programs_clock_reads_that_reach_the_supervisor_take_the_channel() {
         .seed(2);
     let (fast, trapped) = same_run_with_and_without(exec);
     assert_took_the_channel(&fast, &trapped, 1000, 1001);
+}
+
+#[test]
+fn a_c_programs_socket_file_and_directory_calls_take_the_channel() {
+    // socket, bind, listen, connect, accept4, the names and options, poll,
+    // shutdown; open, fstat, stat, lstat, fstatat, fsync, dup, ftruncate,
+    // rename, unlink, mkdir, rmdir; getrandom and readlink: the library's
+    // versions make glibc's calls over the channel, with the same trace.
+    // Before, only the writes and reads did (818 stops; 850 without).
+    let exec = Exec::program(Program::c("fd_calls")).seed(4);
+    let (fast, trapped) = same_run_with_and_without(exec);
+    assert_eq!(fast.out(), "20 rounds, random 9bccaf32\n", "\n{fast}");
+    assert_took_the_channel(&fast, &trapped, 800, 750);
 }
 
 #[test]
