@@ -65,14 +65,18 @@ pub struct SimArgs {
     /// The shared-memory fast path, on by default (the flag is kept for
     /// scripts; it wins over --notify). Dynamically linked C and Rust
     /// programs get faultline's LD_PRELOAD library: their socket, pipe and
-    /// file reads and writes, epoll waits, sleeps, yields and (through
-    /// libc's `syscall`) futex calls reach the supervisor over shared memory
-    /// instead of a ptrace stop (they do see LD_PRELOAD and
-    /// FAULTLINE_CHANNEL_FD in their environment). Go programs (static or
+    /// file reads and writes, epoll waits, polls, sleeps, yields, (through
+    /// libc's `syscall`) futex calls, and the libc functions that make,
+    /// look at and end sockets, files and directories (socket, connect,
+    /// accept, open, stat, fsync, rename, unlink, close...) reach the
+    /// supervisor over shared memory instead of a ptrace stop (they do see
+    /// LD_PRELOAD and FAULTLINE_CHANNEL_FD in their environment); calls
+    /// glibc makes inside its own code still stop. Go programs (static or
     /// cgo, not PIE) get no library: their runtime's futex, sleep, yield,
-    /// epoll, read and write wrappers and package syscall's Syscall6 are
-    /// patched at exec to make their calls over the same channel (and
-    /// faultline's vDSO sends their trapping clock reads there). A call
+    /// epoll, read and write wrappers and package syscall's Syscall6 (its
+    /// file, directory and socket calls) are patched at exec to make their
+    /// calls over the same channel (and faultline's vDSO sends their
+    /// trapping clock reads there). A call
     /// faultline passes to the kernel is made at one gate instruction the
     /// seccomp filter lets through. The trace is the same either way.
     /// While nearly every event of the programs comes over the channel,
