@@ -12,6 +12,12 @@ static REGION: AtomicPtr<u8> = AtomicPtr::new(null_mut());
 /// Whether this process has announced itself to the supervisor.
 static ANNOUNCED: AtomicBool = AtomicBool::new(false);
 
+/// Set while a vfork child runs (see `hooks::vfork`): it shares this
+/// memory, the parent's slot and announcement, but is another process to
+/// the supervisor, which does not look for its posts, so its calls are
+/// made for real until it execs or exits.
+pub static IN_VFORK: AtomicBool = AtomicBool::new(false);
+
 /// The pthread key holding this thread's slot index + 1.
 static SLOT_KEY: AtomicUsize = AtomicUsize::new(usize::MAX);
 
@@ -290,7 +296,7 @@ fn unserved_bit(fd: i32) -> Option<(&'static AtomicU64, u64)> {
 /// the slot, and comes back (so pending signals arrive) before returning.
 pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
     let base = REGION.load(Ordering::Acquire);
-    if base.is_null() {
+    if base.is_null() || IN_VFORK.load(Ordering::Relaxed) {
         return Answer::Trap;
     }
     // SAFETY: the region is mapped for the life of the process; a program

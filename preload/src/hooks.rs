@@ -5,7 +5,7 @@
 
 use libc::{c_int, c_long, c_void, size_t, sockaddr, socklen_t, ssize_t, timespec};
 
-use crate::channel::{ask, forget_fd, may_be_served, raw_syscall, Answer};
+use crate::channel::{ask, forget_fd, may_be_served, raw_syscall, Answer, IN_VFORK};
 
 /// The real call (it traps as usual), with libc's convention for the
 /// result (-1 and errno).
@@ -221,4 +221,40 @@ pub extern "C" fn clock_nanosleep(
     rem: *mut timespec,
 ) -> c_int {
     sleep_call([clock as u64, flags as u64, req as u64, rem as u64, 0, 0])
+}
+
+/// libc's vfork. The child runs in the parent's memory until it execs or
+/// exits, so it would post in the parent's slot, where the supervisor does
+/// not look for another process's calls: the call marks
+/// [`IN_VFORK`] first, and the child's calls are made for real; the
+/// parent, resumed, clears the mark. As glibc's, it keeps its return
+/// address in a register across the call (the child may reuse the stack).
+#[unsafe(naked)]
+#[no_mangle]
+pub unsafe extern "C" fn vfork() -> libc::pid_t {
+    core::arch::naked_asm!(
+        "mov byte ptr [rip + {in_vfork}], 1",
+        "pop rdi",
+        "mov eax, {nr}",
+        "syscall",
+        "push rdi",
+        "test rax, rax",
+        "jz 2f",
+        "mov byte ptr [rip + {in_vfork}], 0",
+        "2:",
+        "cmp rax, -4095",
+        "jae 3f",
+        "ret",
+        "3:",
+        "mov rdi, rax",
+        "jmp {failed}",
+        in_vfork = sym IN_VFORK,
+        nr = const libc::SYS_vfork,
+        failed = sym vfork_failed,
+    )
+}
+
+/// vfork's failure: -1 and errno.
+extern "C" fn vfork_failed(r: i64) -> libc::pid_t {
+    with_errno(r) as libc::pid_t
 }

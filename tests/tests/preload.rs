@@ -235,6 +235,23 @@ fn a_c_programs_socket_file_and_directory_calls_take_the_channel() {
 }
 
 #[test]
+fn a_vfork_child_makes_its_calls_for_real_until_it_execs() {
+    // The child shares the parent's memory, so its library would post in
+    // the parent's slot, where the supervisor does not look for another
+    // process's calls: it hung there. The library's vfork marks the child's
+    // calls to be made for real.
+    let exec = Exec::program(Program::c("vfork_exec")).seed(1);
+    let (fast, _) = same_run_with_and_without(exec);
+    assert_eq!(
+        fast.out(),
+        "child\nchild 0 exited 0\nchild\nchild 1 exited 0\nchild\nchild 2 exited 0\n",
+        "\n{fast}"
+    );
+    // The parent, resumed, posts again (its stat of / after each child).
+    assert!(fast.summary().fast >= 3, "\n{fast}");
+}
+
+#[test]
 fn a_go_programs_file_socket_and_machine_calls_take_the_channel() {
     // Files created, synced, stat-ed, renamed and removed; TCP connections
     // made, accepted and closed; the host name and random bytes: package
