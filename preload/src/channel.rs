@@ -84,7 +84,7 @@ impl Post<'_> {
 /// How far below its own stack pointer the library says the caller's is:
 /// data a handler puts for a passed call below that (and its red zone)
 /// stays clear of the frames the library uses until it makes the call.
-const SCRATCH_BELOW: u64 = 4096;
+const SCRATCH_BELOW: u64 = 1024;
 
 /// The stack pointer a request names (see [`SCRATCH_BELOW`]).
 fn scratch_sp() -> u64 {
