@@ -264,15 +264,22 @@ mod tests {
     #[test]
     fn quotes_the_last_stderr_lines_not_stdout() {
         let stderr = (1..=7).map(|i| format!("e{i}\n")).collect::<String>();
-        let dir = outputs("many", "last stdout\n", &stderr);
-        assert_eq!(
-            last_words(&dir, "n"),
-            "; the end of its stderr:\n  e3\n  e4\n  e5\n  e6\n  e7"
-        );
-        let dir = outputs("one", "out\n", "panic: boom\n\n");
-        assert_eq!(last_words(&dir, "n"), ": panic: boom");
-        let dir = outputs("none", "only stdout\n", "");
-        assert_eq!(last_words(&dir, "n"), ": only stdout");
+        let cases = [
+            (
+                "many",
+                "last stdout\n",
+                stderr.as_str(),
+                "; the end of its stderr:\n  e3\n  e4\n  e5\n  e6\n  e7",
+            ),
+            ("one", "out\n", "panic: boom\n\n", ": panic: boom"),
+            ("none", "only stdout\n", "", ": only stdout"),
+        ];
+        for (label, stdout, stderr, quoted) in cases {
+            let dir = outputs(label, stdout, stderr);
+            let words = last_words(&dir, "n");
+            std::fs::remove_dir_all(&dir).unwrap();
+            assert_eq!(words, quoted, "{label}");
+        }
     }
 
     #[test]
