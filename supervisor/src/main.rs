@@ -7,6 +7,8 @@ mod host;
 mod path_error;
 mod report;
 mod scenario;
+#[cfg(test)]
+mod scratch;
 mod sim;
 mod sys;
 

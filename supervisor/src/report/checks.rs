@@ -251,11 +251,11 @@ pub fn checker(command: &[String], dir: &Path, outcome: &Outcome) -> Option<Fail
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch::ScratchDir;
 
     /// A seed directory holding `node`'s stdout and stderr.
-    fn outputs(label: &str, stdout: &str, stderr: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("checks-{label}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+    fn outputs(label: &str, stdout: &str, stderr: &str) -> ScratchDir {
+        let dir = ScratchDir::new(&format!("checks-{label}"));
         std::fs::write(dir.join("n.stdout"), stdout).unwrap();
         std::fs::write(dir.join("n.stderr"), stderr).unwrap();
         dir
@@ -276,9 +276,7 @@ mod tests {
         ];
         for (label, stdout, stderr, quoted) in cases {
             let dir = outputs(label, stdout, stderr);
-            let words = last_words(&dir, "n");
-            std::fs::remove_dir_all(&dir).unwrap();
-            assert_eq!(words, quoted, "{label}");
+            assert_eq!(last_words(&dir, "n"), quoted, "{label}");
         }
     }
 

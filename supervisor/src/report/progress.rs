@@ -64,10 +64,12 @@ pub fn progress(path: &Path, from: u64, within: u64) -> Option<Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch::ScratchDir;
 
-    fn history(label: &str, completes: &[(u64, &str)]) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("progress-{label}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+    /// A history of one put per (completion time, outcome), in its own
+    /// directory (removed when dropped), and the history file's path.
+    fn history(label: &str, completes: &[(u64, &str)]) -> (ScratchDir, std::path::PathBuf) {
+        let dir = ScratchDir::new(&format!("progress-{label}"));
         let base = crate::sim::vclock::MONOTONIC_BASE_NS;
         let text: String = completes
             .iter()
@@ -82,18 +84,18 @@ mod tests {
             .collect();
         let path = dir.join("history.jsonl");
         std::fs::write(&path, text).unwrap();
-        path
+        (dir, path)
     }
 
     #[test]
     fn a_success_in_the_window_is_progress() {
-        let path = history("ok", &[(10, "ok"), (3_500, "ok")]);
+        let (_dir, path) = history("ok", &[(10, "ok"), (3_500, "ok")]);
         assert!(progress(&path, 3_000, 1_000).is_none());
     }
 
     #[test]
     fn successes_only_before_or_after_the_window_are_not() {
-        let path = history("late", &[(10, "ok"), (3_500, "fail"), (5_000, "ok")]);
+        let (_dir, path) = history("late", &[(10, "ok"), (3_500, "fail"), (5_000, "ok")]);
         let failure = progress(&path, 3_000, 1_000).expect("no progress");
         assert_eq!(failure.check, "no progress");
         assert_eq!(failure.t_ns, 4_000);
@@ -105,7 +107,7 @@ mod tests {
             "{}",
             failure.message
         );
-        let empty = history("empty", &[]);
+        let (_empty_dir, empty) = history("empty", &[]);
         assert!(progress(&empty, 3_000, 1_000).is_some());
     }
 }

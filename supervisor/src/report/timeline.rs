@@ -376,18 +376,12 @@ fn page(data: &PageData) -> Result<String, TimelineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch::ScratchDir;
 
-    /// A fresh directory under the system temp dir.
-    fn scratch(label: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("timeline-{label}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
-    /// A failing two-node seed directory with `net` as net.jsonl.
-    fn seed_dir(label: &str, net: &str) -> PathBuf {
-        let dir = scratch(label);
+    /// A failing two-node seed directory with `net` as net.jsonl (removed
+    /// when dropped).
+    fn seed_dir(label: &str, net: &str) -> ScratchDir {
+        let dir = ScratchDir::new(&format!("timeline-{label}"));
         let report = r#"{"format":1,"scenario":"kv-dir","file":"kv.toml","seed":"0x5b","pass":false,
             "vtime_ns":60000000000,"events":7390,"trace_hash":"0xf2",
             "nodes":[{"name":"kv","address":"127.77.0.1","outcome":"running at end","crashes":1,"restarts":0},
