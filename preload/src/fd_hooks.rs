@@ -11,31 +11,7 @@ use core::ffi::c_char;
 
 use libc::{c_int, c_long, c_uint, c_void, mode_t, size_t, sockaddr, socklen_t};
 
-use crate::hooks::{asked, fd_call};
-
-/// Defines each `name(args) + other_name = NR(arguments)` as libc
-/// functions (glibc exports some under a second, 64-bit name) making that
-/// call over the channel: through [`fd_call`] when the first argument is a
-/// descriptor the channel may have said it does not serve, else [`asked`].
-macro_rules! channel_calls {
-    ($($(#[$doc:meta])* $via:ident $name:ident $args:tt $(+ $alias:ident)* = $nr:ident $vals:tt;)*) => {
-        $(channel_calls!(@names [$(#[$doc])*] $via [$name $($alias)*] $args $nr $vals);)*
-    };
-    (@names $attrs:tt $via:ident [$($name:ident)+] $args:tt $nr:ident $vals:tt) => {
-        $(channel_calls!(@one $attrs $via $name $args $nr $vals);)+
-    };
-    (@one [$($attr:tt)*] $via:ident $name:ident ($($arg:ident: $ty:ty),*) $nr:ident ($($a:expr),*)) => {
-        $($attr)*
-        #[no_mangle]
-        pub extern "C" fn $name($($arg: $ty),*) -> c_long {
-            let mut a = [0u64; 6];
-            for (slot, v) in a.iter_mut().zip([$($a as u64),*]) {
-                *slot = v;
-            }
-            $via(libc::$nr, a)
-        }
-    };
-}
+use crate::hooks::channel_calls;
 
 /// The mode argument of an open: only an open that creates has one (a
 /// variadic caller leaves the register as it was otherwise), and glibc

@@ -3,7 +3,7 @@
 //! `clock_nanosleep` on CLOCK_REALTIME), so the supervisor records the same
 //! trace event on either path.
 
-use libc::{c_int, c_long, c_void, size_t, sockaddr, socklen_t, ssize_t, timespec};
+use libc::{c_int, c_long, c_void, size_t, sockaddr, socklen_t, timespec};
 
 use crate::channel::{ask, forget_fd, may_be_served, raw_syscall, Answer, IN_VFORK};
 
@@ -79,109 +79,71 @@ fn sleep_call(a: [u64; 6]) -> c_int {
     }
 }
 
-/// libc's read.
-#[no_mangle]
-pub extern "C" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
-    fd_call(libc::SYS_read, [fd as u64, buf as u64, n as u64, 0, 0, 0]) as ssize_t
+/// Defines each `name(args) + other_name = NR(arguments)` as libc
+/// functions (glibc exports some under a second, 64-bit name) making that
+/// call over the channel: through [`fd_call`] when the first argument is a
+/// descriptor the channel may have said it does not serve, else [`asked`].
+/// Each returns the call's result in libc's convention as a `long`, which
+/// a caller of an `int` or `ssize_t` function reads as such.
+macro_rules! channel_calls {
+    ($($(#[$doc:meta])* $via:ident $name:ident $args:tt $(+ $alias:ident)* = $nr:ident $vals:tt;)*) => {
+        $(channel_calls!(@names [$(#[$doc])*] $via [$name $($alias)*] $args $nr $vals);)*
+    };
+    (@names $attrs:tt $via:ident [$($name:ident)+] $args:tt $nr:ident $vals:tt) => {
+        $(channel_calls!(@one $attrs $via $name $args $nr $vals);)+
+    };
+    (@one [$($attr:tt)*] $via:ident $name:ident ($($arg:ident: $ty:ty),*) $nr:ident ($($a:expr),*)) => {
+        $($attr)*
+        #[no_mangle]
+        pub extern "C" fn $name($($arg: $ty),*) -> c_long {
+            let mut a = [0u64; 6];
+            for (slot, v) in a.iter_mut().zip([$($a as u64),*]) {
+                *slot = v;
+            }
+            $crate::hooks::$via(libc::$nr, a)
+        }
+    };
 }
+pub(crate) use channel_calls;
 
-/// libc's write.
-#[no_mangle]
-pub extern "C" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
-    fd_call(libc::SYS_write, [fd as u64, buf as u64, n as u64, 0, 0, 0]) as ssize_t
-}
-
-/// The socket calls, all `recvfrom` or `sendto` underneath.
-fn socket_call(
-    nr: i64,
-    fd: c_int,
-    buf: u64,
-    n: size_t,
-    flags: c_int,
-    addr: u64,
-    len: u64,
-) -> ssize_t {
-    fd_call(nr, [fd as u64, buf, n as u64, flags as u64, addr, len]) as ssize_t
-}
-
-/// libc's recv.
-#[no_mangle]
-pub extern "C" fn recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int) -> ssize_t {
-    socket_call(libc::SYS_recvfrom, fd, buf as u64, n, flags, 0, 0)
-}
-
-/// libc's send.
-#[no_mangle]
-pub extern "C" fn send(fd: c_int, buf: *const c_void, n: size_t, flags: c_int) -> ssize_t {
-    socket_call(libc::SYS_sendto, fd, buf as u64, n, flags, 0, 0)
-}
-
-/// libc's recvfrom.
-#[no_mangle]
-pub extern "C" fn recvfrom(
-    fd: c_int,
-    buf: *mut c_void,
-    n: size_t,
-    flags: c_int,
-    addr: *mut sockaddr,
-    len: *mut socklen_t,
-) -> ssize_t {
-    socket_call(
-        libc::SYS_recvfrom,
-        fd,
-        buf as u64,
-        n,
-        flags,
-        addr as u64,
-        len as u64,
-    )
-}
-
-/// libc's sendto.
-#[no_mangle]
-pub extern "C" fn sendto(
-    fd: c_int,
-    buf: *const c_void,
-    n: size_t,
-    flags: c_int,
-    addr: *const sockaddr,
-    len: socklen_t,
-) -> ssize_t {
-    socket_call(
-        libc::SYS_sendto,
-        fd,
-        buf as u64,
-        n,
-        flags,
-        addr as u64,
-        len as u64,
-    )
-}
-
-/// libc's readv.
-#[no_mangle]
-pub extern "C" fn readv(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_t {
-    fd_call(libc::SYS_readv, [fd as u64, iov as u64, n as u64, 0, 0, 0]) as ssize_t
-}
-
-/// libc's writev.
-#[no_mangle]
-pub extern "C" fn writev(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_t {
-    fd_call(libc::SYS_writev, [fd as u64, iov as u64, n as u64, 0, 0, 0]) as ssize_t
-}
-
-/// libc's epoll_wait (tokio's and mio's wait): over the channel; one the
-/// kernel must answer (a real descriptor in its set is ready) is passed,
-/// made at the pass gate with its result reported back.
-#[no_mangle]
-pub extern "C" fn epoll_wait(
-    epfd: c_int,
-    events: *mut libc::epoll_event,
-    max: c_int,
-    timeout: c_int,
-) -> c_int {
-    let a = [epfd as u64, events as u64, max as u64, timeout as u64, 0, 0];
-    asked(libc::SYS_epoll_wait, a) as c_int
+channel_calls! {
+    /// libc's read.
+    fd_call read(fd: c_int, buf: *mut c_void, n: size_t) = SYS_read(fd, buf, n);
+    /// libc's write.
+    fd_call write(fd: c_int, buf: *const c_void, n: size_t) = SYS_write(fd, buf, n);
+    /// libc's recv: `recvfrom` underneath, as glibc's.
+    fd_call recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int)
+        = SYS_recvfrom(fd, buf, n, flags, 0, 0);
+    /// libc's send: `sendto` underneath, as glibc's.
+    fd_call send(fd: c_int, buf: *const c_void, n: size_t, flags: c_int)
+        = SYS_sendto(fd, buf, n, flags, 0, 0);
+    /// libc's recvfrom.
+    fd_call recvfrom(
+        fd: c_int,
+        buf: *mut c_void,
+        n: size_t,
+        flags: c_int,
+        addr: *mut sockaddr,
+        len: *mut socklen_t
+    ) = SYS_recvfrom(fd, buf, n, flags, addr, len);
+    /// libc's sendto.
+    fd_call sendto(
+        fd: c_int,
+        buf: *const c_void,
+        n: size_t,
+        flags: c_int,
+        addr: *const sockaddr,
+        len: socklen_t
+    ) = SYS_sendto(fd, buf, n, flags, addr, len);
+    /// libc's readv.
+    fd_call readv(fd: c_int, iov: *const libc::iovec, n: c_int) = SYS_readv(fd, iov, n);
+    /// libc's writev.
+    fd_call writev(fd: c_int, iov: *const libc::iovec, n: c_int) = SYS_writev(fd, iov, n);
+    /// libc's epoll_wait (tokio's and mio's wait): over the channel; one
+    /// the kernel must answer (a real descriptor in its set is ready) is
+    /// passed, made at the pass gate with its result reported back.
+    asked epoll_wait(epfd: c_int, events: *mut libc::epoll_event, max: c_int, timeout: c_int)
+        = SYS_epoll_wait(epfd, events, max, timeout);
 }
 
 /// libc's close, over the channel: the descriptor may be served once it

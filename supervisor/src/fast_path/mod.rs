@@ -415,30 +415,32 @@ impl Supervisor {
         if self.preload_lib.is_none() {
             return false;
         }
+        if c.nr == libc::SYS_getcpu && c.a[..3] == [0, 0, ch::HELLO] {
+            self.sim
+                .procs
+                .get_mut(&c.pid)
+                .expect("process")
+                .channel_user = true;
+            crate::engine::return_in_place(c.tid, c.regs, 0);
+            return true;
+        }
+        if !self.library_owned(c.pid, c.nr, c.a) {
+            return false;
+        }
         match c.nr {
-            libc::SYS_open | libc::SYS_openat if self.library_owned(c.pid, c.nr, c.a) => {
+            libc::SYS_open | libc::SYS_openat => {
                 self.exit_hook = Some(ExitHook::LoaderOpen);
                 let _ = tracee::cont_to_syscall_exit(c.tid);
-                true
             }
-            libc::SYS_getcpu if c.a == [0, 0, ch::HELLO, c.a[3], c.a[4], c.a[5]] => {
-                self.sim
-                    .procs
-                    .get_mut(&c.pid)
-                    .expect("process")
-                    .channel_user = true;
-                crate::engine::return_in_place(c.tid, c.regs, 0);
-                true
-            }
-            _ if self.library_owned(c.pid, c.nr, c.a) => {
-                if c.nr == libc::SYS_close {
-                    self.sim.procs.get_mut(&c.pid).expect("process").loader_fd = None;
-                }
+            libc::SYS_close => {
+                self.sim.procs.get_mut(&c.pid).expect("process").loader_fd = None;
                 let _ = tracee::cont(c.tid, 0);
-                true
             }
-            _ => false,
+            _ => {
+                let _ = tracee::cont(c.tid, 0);
+            }
         }
+        true
     }
 
     /// Whether `nr(args)` of process `pid` is the library's, not the
@@ -460,15 +462,14 @@ impl Supervisor {
             let path = path(at, 64);
             path.starts_with(b"/proc/") && path.ends_with(format!("/fd/{}", ch::FD).as_bytes())
         };
-        let loader_fd = self.sim.procs.get(&pid).and_then(|p| p.loader_fd);
+        let on_loader_fd = || {
+            let loader_fd = self.sim.procs.get(&pid).and_then(|p| p.loader_fd);
+            loader_fd == Some(args[0] as i32)
+        };
         match nr {
             SYS_open => path(args[0], lib.len() + 1) == lib.as_bytes(),
             SYS_openat => path(args[1], lib.len() + 1) == lib.as_bytes(),
-            SYS_read | SYS_close | SYS_fstat | SYS_newfstatat
-                if loader_fd == Some(args[0] as i32) =>
-            {
-                true
-            }
+            SYS_read | SYS_close | SYS_fstat | SYS_newfstatat if on_loader_fd() => true,
             SYS_stat | SYS_lstat => stats_the_channel(args[0]),
             SYS_newfstatat | SYS_statx => stats_the_channel(args[1]),
             _ => false,

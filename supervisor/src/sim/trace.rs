@@ -10,7 +10,7 @@ use serde::Serialize;
 /// One event of the trace. `tid` is the virtual thread id (creation order),
 /// never the host's, so traces compare across runs and machines.
 #[derive(Debug, Serialize)]
-pub struct Event<'a> {
+pub struct Event {
     /// Event number, from 1.
     pub n: u64,
     /// Virtual time in nanoseconds since the run started.
@@ -18,15 +18,15 @@ pub struct Event<'a> {
     /// Virtual thread id.
     pub tid: u32,
     /// Syscall or event name.
-    pub call: &'a str,
+    pub call: String,
     /// The arguments that matter for the outcome.
-    pub args: &'a [i64],
+    pub args: Vec<i64>,
     /// The outcome: a return value, or how the call was handled.
-    pub ret: &'a str,
+    pub ret: String,
     /// The paths a file call on a node's disk named, as the program sees
     /// them (absent for every other event, so their lines are unchanged).
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
-    pub paths: &'a [String],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
 }
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -63,17 +63,6 @@ impl Sink {
     }
 }
 
-/// An event recorded and not yet written (see [`TraceLog::write_pending`]).
-struct Pending {
-    n: u64,
-    t: u64,
-    tid: u32,
-    call: String,
-    args: Vec<i64>,
-    ret: String,
-    paths: Vec<String>,
-}
-
 /// Events held unwritten at most: a supervisor that never waits for a
 /// program (every thread parked, timers firing) still writes them.
 const MAX_PENDING: usize = 4096;
@@ -86,8 +75,8 @@ pub struct TraceLog {
     kept: Option<Vec<String>>,
     /// Paths for the next event (see [`TraceLog::note_paths`]).
     paths: Vec<String>,
-    /// Recorded, not yet written or hashed.
-    pending: Vec<Pending>,
+    /// Recorded, not yet written or hashed (see [`TraceLog::write_pending`]).
+    pending: Vec<Event>,
 }
 
 /// Reads a trace back, line by line, whether plain or zstd-compressed (the
@@ -147,7 +136,7 @@ impl TraceLog {
     /// runs, so the writing is not between a call and its answer.
     pub fn record(&mut self, t: u64, tid: u32, call: &str, args: &[i64], ret: &str) {
         self.count += 1;
-        self.pending.push(Pending {
+        self.pending.push(Event {
             n: self.count,
             t,
             tid,
@@ -163,16 +152,9 @@ impl TraceLog {
 
     /// Writes and hashes the events recorded since the last call, in order.
     pub fn write_pending(&mut self) {
-        for p in std::mem::take(&mut self.pending) {
-            let ev = Event {
-                n: p.n,
-                t: p.t,
-                tid: p.tid,
-                call: &p.call,
-                args: &p.args,
-                ret: &p.ret,
-                paths: &p.paths,
-            };
+        // Taken and given back, so the buffer keeps its capacity.
+        let mut pending = std::mem::take(&mut self.pending);
+        for ev in pending.drain(..) {
             let line = serde_json::to_string(&ev).expect("events always serialize");
             self.hash = fnv1a(self.hash, line.as_bytes());
             self.hash = fnv1a(self.hash, b"\n");
@@ -184,6 +166,7 @@ impl TraceLog {
                 k.push(line);
             }
         }
+        self.pending = pending;
     }
 
     /// The running hash over all events so far.
