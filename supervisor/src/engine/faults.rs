@@ -53,7 +53,7 @@ impl Supervisor {
                         Some(from) => self.host_ids(|n| from.contains(n)),
                         None => self.host_ids(|n| !isolate.contains(n)),
                     };
-                    self.sim.net.net.partition(&cut, &rest, one_way);
+                    self.sim.net.net_mut().partition(&cut, &rest, one_way);
                     let how = if one_way { "one way" } else { "both ways" };
                     self.fault(
                         "partition",
@@ -66,7 +66,7 @@ impl Supervisor {
                     );
                 }
                 FaultEvent::Heal => {
-                    self.sim.net.net.heal();
+                    self.sim.net.net_mut().heal();
                     self.fault("heal", "", &[], "every link restored".into());
                 }
                 FaultEvent::Crash(node) => self.crash_node(&node, Down::Crash)?,
@@ -118,7 +118,10 @@ impl Supervisor {
                 format!("after its program exited; {killed}"),
             );
         }
-        self.sim.net.net.crash_host(host, self.sim.clock.now());
+        self.sim
+            .net
+            .net_mut()
+            .crash_host(host, self.sim.clock.now());
         self.kill_host(host)?;
         self.paused.remove(&host);
         if how == Down::Kill {

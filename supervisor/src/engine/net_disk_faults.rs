@@ -36,11 +36,11 @@ impl Supervisor {
                 for (from, to) in [(x, y), (y, x)] {
                     match params {
                         Some(p) => {
-                            if let Err(e) = self.sim.net.net.set_link(from, to, p) {
+                            if let Err(e) = self.sim.net.net_mut().set_link(from, to, p) {
                                 eprintln!("faultline: internal error: link fault: {e}");
                             }
                         }
-                        None => self.sim.net.net.clear_link(from, to),
+                        None => self.sim.net.net_mut().clear_link(from, to),
                     }
                 }
             }
@@ -80,7 +80,11 @@ impl Supervisor {
     /// Resets every TCP connection between the groups.
     pub(super) fn reset_links(&mut self, g: &Groups) {
         let (a, b) = self.group_ids(g);
-        let n = self.sim.net.net.reset_between(&a, &b, self.sim.clock.now());
+        let n = self
+            .sim
+            .net
+            .net_mut()
+            .reset_between(&a, &b, self.sim.clock.now());
         let label = Self::group_label(g);
         self.fault(
             "reset",

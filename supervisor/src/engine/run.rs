@@ -84,7 +84,7 @@ impl Supervisor {
         Outcome {
             roots: self.roots.clone(),
             faults: std::mem::take(&mut self.fault_log),
-            messages: self.sim.net.net.drain_events(),
+            messages: self.sim.net.net_mut().drain_events(),
             probe_runs: self.probes.take_runs(),
             diagnostics: std::mem::take(&mut self.sim.diagnostics).into_list(),
             output: std::mem::take(&mut self.sim.outputs).into_marks(),
@@ -140,7 +140,7 @@ impl Supervisor {
             .iter()
             .map(|t| t.at)
             .chain(self.sim.timer_fds.next_deadline())
-            .chain(self.sim.net.net.next_event_time())
+            .chain(self.sim.net.net().next_event_time())
             .chain(self.plan.first().map(|f| f.t))
             .chain(self.probes.next_time())
             .min()

@@ -75,8 +75,14 @@ pub fn event_bits(r: Readiness) -> u32 {
 
 /// What the simulated network needs in the supervisor.
 pub struct NetState {
-    /// The network.
-    pub net: Network,
+    /// The network: read through [`NetState::net`], changed through
+    /// [`NetState::net_mut`], which counts the change.
+    net: Network,
+    /// Counts the changes that may have changed what is ready (every
+    /// mutable access to the network, every registration, every socket
+    /// added or dropped): a waiter found not ready at one count stays not
+    /// ready until it moves.
+    generation: u64,
     /// Host ids by name.
     pub hosts: BTreeMap<String, HostId>,
     socks: BTreeMap<VsId, VSocket>,
@@ -156,6 +162,7 @@ impl NetState {
         }
         Ok(NetState {
             net,
+            generation: 1,
             hosts,
             socks: BTreeMap::new(),
             by_net: HashMap::new(),
@@ -165,6 +172,28 @@ impl NetState {
             dir: dir.to_path_buf(),
             netlink: BTreeMap::new(),
         })
+    }
+
+    /// The network, to read.
+    pub fn net(&self) -> &Network {
+        &self.net
+    }
+
+    /// The network, to change: counted as a change of readiness.
+    pub fn net_mut(&mut self) -> &mut Network {
+        self.changed();
+        &mut self.net
+    }
+
+    /// The count of changes that may have changed readiness (see
+    /// `generation`); never 0.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Something that may change readiness happened.
+    fn changed(&mut self) {
+        self.generation += 1;
     }
 
     /// The simulated stand-in for a system file a program on `host` opens:
@@ -189,6 +218,7 @@ impl NetState {
 
     /// Registers a new virtual socket with one reference.
     pub fn add(&mut self, net: SocketId, nonblocking: bool) -> VsId {
+        self.changed();
         let vs = self.next_vs;
         self.next_vs += 1;
         let kind = self.net.kind(net).unwrap_or(Kind::Stream);
@@ -214,11 +244,13 @@ impl NetState {
 
     /// Mutable access to the socket behind `vs`.
     pub fn get_mut(&mut self, vs: VsId) -> Option<&mut VSocket> {
+        self.changed();
         self.socks.get_mut(&vs)
     }
 
     /// One more descriptor refers to `vs` (dup, fork).
     pub fn add_ref(&mut self, vs: VsId) {
+        self.changed();
         if let Some(s) = self.socks.get_mut(&vs) {
             s.refs += 1;
         }
@@ -227,6 +259,7 @@ impl NetState {
     /// A descriptor of `vs` in process `pid` was closed; the socket closes
     /// with its last descriptor.
     pub fn drop_ref(&mut self, pid: i32, fd: i32, vs: VsId, now: u64) {
+        self.changed();
         for regs in self
             .epolls
             .iter_mut()
@@ -253,6 +286,7 @@ impl NetState {
     /// Forgets an epoll descriptor that was closed: a dup of it keeps the
     /// registrations (the instance lives on), else they go.
     pub fn drop_epoll(&mut self, pid: i32, epfd: i32) {
+        self.changed();
         let key = (pid, epfd);
         if self.epoll_aliases.remove(&key).is_some() {
             return;
@@ -298,6 +332,7 @@ impl NetState {
 
     /// Records that `dup` is the same epoll instance as `original`.
     pub fn alias_epoll(&mut self, dup: (i32, i32), original: (i32, i32)) {
+        self.changed();
         let to = self.epoll_key(original);
         if dup != to {
             self.epoll_aliases.insert(dup, to);
@@ -306,6 +341,7 @@ impl NetState {
 
     /// Copies a process's epoll registrations to its fork child.
     pub fn fork_epolls(&mut self, parent: i32, child: i32) {
+        self.changed();
         let copies: Vec<((i32, i32), Vec<EpollReg>)> = self
             .epolls
             .iter()
@@ -339,7 +375,12 @@ impl NetState {
     /// Delivers what is due at `now`; marks edges on the epoll registrations
     /// of sockets whose readiness may have changed.
     pub fn advance(&mut self, now: u64) {
-        for change in self.net.advance(now) {
+        let due = self.net.next_event_time().is_some_and(|t| t <= now);
+        let changes = self.net.advance(now);
+        if due || !changes.is_empty() {
+            self.changed();
+        }
+        for change in changes {
             if let Some(&vs) = self.by_net.get(&change.socket) {
                 for regs in self.epolls.values_mut() {
                     for r in regs.iter_mut().filter(|r| r.vs == vs) {
@@ -360,6 +401,7 @@ impl NetState {
         events: u32,
         data: u64,
     ) -> Result<(), i32> {
+        self.changed();
         let regs = self.epolls.entry(key).or_default();
         let at = regs.iter().position(|r| r.fd == fd);
         // A new or modified registration reports the current readiness once.
@@ -398,18 +440,10 @@ impl NetState {
         let Some(regs) = self.epolls.get(&key) else {
             return out;
         };
-        let ready: Vec<(usize, u32)> = regs
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| !r.disabled && (r.events & EPOLLET == 0 || r.edge))
-            .filter_map(|(i, r)| {
-                let mask =
-                    r.events & (EPOLLIN | EPOLLPRI | EPOLLOUT | EPOLLRDHUP) | EPOLLERR | EPOLLHUP;
-                let ev = event_bits(self.readiness(r.vs)) & mask;
-                (ev != 0).then_some((i, ev))
-            })
-            .take(max)
-            .collect();
+        let ready: Vec<(usize, u32)> = self.ready_regs(regs).take(max).collect();
+        if consume && !ready.is_empty() {
+            self.changed();
+        }
         let regs = self.epolls.get_mut(&key).expect("checked above");
         for (i, ev) in ready {
             let r = &mut regs[i];
@@ -422,6 +456,28 @@ impl NetState {
             }
         }
         out
+    }
+
+    /// Whether an epoll_wait on the instance would report a virtual socket
+    /// now (what [`NetState::epoll_ready`] would find, without taking it).
+    pub fn epoll_any_ready(&self, key: (i32, i32)) -> bool {
+        self.epolls
+            .get(&key)
+            .is_some_and(|regs| self.ready_regs(regs).next().is_some())
+    }
+
+    /// The registrations of `regs` that would be reported now, as (index,
+    /// events) pairs.
+    fn ready_regs<'a>(&'a self, regs: &'a [EpollReg]) -> impl Iterator<Item = (usize, u32)> + 'a {
+        regs.iter()
+            .enumerate()
+            .filter(|(_, r)| !r.disabled && (r.events & EPOLLET == 0 || r.edge))
+            .filter_map(|(i, r)| {
+                let mask =
+                    r.events & (EPOLLIN | EPOLLPRI | EPOLLOUT | EPOLLRDHUP) | EPOLLERR | EPOLLHUP;
+                let ev = event_bits(self.readiness(r.vs)) & mask;
+                (ev != 0).then_some((i, ev))
+            })
     }
 
     /// Whether an epoll instance has any virtual registrations.

@@ -122,7 +122,7 @@ impl Sim {
     pub(crate) fn node_of(&self, pid: i32) -> String {
         self.procs
             .get(&pid)
-            .map(|p| self.net.net.host_name(p.host).to_string())
+            .map(|p| self.net.net().host_name(p.host).to_string())
             .unwrap_or_default()
     }
 

@@ -200,6 +200,11 @@ pub enum WaitKind {
         real: Vec<(i32, i16)>,
         virt: Vec<(crate::sim::netstate::VsId, u32)>,
         epoll: Option<(i32, i32)>,
+        /// The network's generation (`NetState::generation`) when the
+        /// virtual sockets and registrations were last found not ready; 0
+        /// before the first look. Until it moves they are not looked at
+        /// again.
+        seen: u64,
     },
 }
 
@@ -218,7 +223,9 @@ impl WaitKind {
             WaitKind::Child => "a child process (wait)".into(),
             WaitKind::Signal { .. } => "a signal".into(),
             WaitKind::Vfork { child } => format!("vfork child {child}"),
-            WaitKind::Net { real, virt, epoll } => {
+            WaitKind::Net {
+                real, virt, epoll, ..
+            } => {
                 let mut parts: Vec<String> =
                     real.iter().map(|(fd, _)| format!("fd {fd}")).collect();
                 parts.extend(virt.iter().map(|(vs, _)| format!("socket #{vs}")));

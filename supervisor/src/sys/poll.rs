@@ -46,12 +46,17 @@ impl Sim {
             let Some((pid, wait)) = self.parked_wait(vtid) else {
                 continue;
             };
-            let WaitKind::Net { epoll, .. } = wait.kind else {
+            let WaitKind::Net { epoll, seen, .. } = wait.kind else {
                 continue;
             };
+            // The virtual side is looked at again only if the network
+            // changed since it was last found not ready.
+            let look = seen != self.net.generation();
             // Resolved now: the registrations may have arrived through a dup
             // of the descriptor after the thread parked.
-            let epoll = epoll.map(|(p, fd)| self.epoll_key(host, p, fd));
+            let epoll = epoll
+                .filter(|_| look)
+                .map(|(p, fd)| self.epoll_key(host, p, fd));
             let Some((_, wait)) = self.parked_wait(vtid) else {
                 continue;
             };
@@ -60,15 +65,22 @@ impl Sim {
             };
             let deadline = wait.deadline;
             let ready = (!real.is_empty() && self.fds_ready(host, pid, real, false))
-                || virt.iter().any(|&(vs, mask)| {
-                    crate::sim::netstate::event_bits(self.net.readiness(vs)) & (mask | 0x18) != 0
-                })
-                || epoll.is_some_and(|key| !self.net.epoll_ready(key, 1, false).is_empty());
+                || look
+                    && (virt.iter().any(|&(vs, mask)| {
+                        crate::sim::netstate::event_bits(self.net.readiness(vs)) & (mask | 0x18)
+                            != 0
+                    }) || epoll.is_some_and(|key| self.net.epoll_any_ready(key)));
+            let t = self.threads.get_mut(&vtid).expect("thread");
             if ready {
-                self.record(vtid, "ready", &[], "restart");
-                let t = self.threads.get_mut(&vtid).expect("thread");
                 t.restart_deadline = deadline;
                 t.state = ThreadState::Ready(Resume::Restart);
+                self.record(vtid, "ready", &[], "restart");
+            } else if let ThreadState::Parked(Wait {
+                kind: WaitKind::Net { seen, .. },
+                ..
+            }) = &mut t.state
+            {
+                *seen = self.net.generation();
             }
         }
     }
@@ -297,7 +309,12 @@ impl Sim {
         deadline: Option<u64>,
     ) -> Action {
         Action::Park(Wait {
-            kind: WaitKind::Net { real, virt, epoll },
+            kind: WaitKind::Net {
+                real,
+                virt,
+                epoll,
+                seen: 0,
+            },
             deadline,
             on_timeout: Resume::Restart,
             restartable: false,

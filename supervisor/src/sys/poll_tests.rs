@@ -55,7 +55,7 @@ fn datagram_on_its_way(sim: &mut Sim) {
     let host = sim.procs[&PID].host;
     let mut sa = (libc::AF_INET as u16).to_ne_bytes().to_vec();
     sa.extend_from_slice(&9000u16.to_be_bytes());
-    sa.extend_from_slice(&sim.net.net.host_addr(host).octets());
+    sa.extend_from_slice(&sim.net.net().host_addr(host).octets());
     sa.extend_from_slice(&[0; 8]);
     let mem = memory();
     mem.write_mem(BUF, &sa).unwrap();

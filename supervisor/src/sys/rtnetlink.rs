@@ -80,7 +80,7 @@ impl Sim {
                     return err(EFAULT);
                 }
                 let host = self.procs[&c.pid].host;
-                let addr = self.net.net.host_addr(host);
+                let addr = self.net.net().host_addr(host);
                 match crate::sim::netlink::reply(&req, addr, port) {
                     Some(r) => {
                         self.net.netlink.entry((c.pid, fd)).or_default().extend(r);

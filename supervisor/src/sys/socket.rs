@@ -70,7 +70,7 @@ impl Sim {
             }
         };
         let host = self.procs[&c.pid].host;
-        let net = self.net.net.socket(host, domain, kind);
+        let net = self.net.net_mut().socket(host, domain, kind);
         self.placeholder(
             c,
             net,
@@ -128,7 +128,11 @@ impl Sim {
         } else {
             libc::SO_SNDTIMEO
         };
-        let timeout = match self.net.net.get_option(sock.net, libc::SOL_SOCKET, option) {
+        let timeout = match self
+            .net
+            .net()
+            .get_option(sock.net, libc::SOL_SOCKET, option)
+        {
             Ok(Some(v)) if v.len() >= 16 => {
                 let sec = i64::from_ne_bytes(v[0..8].try_into().expect("8 bytes"));
                 let usec = i64::from_ne_bytes(v[8..16].try_into().expect("8 bytes"));
@@ -153,6 +157,7 @@ impl Sim {
                 real: Vec::new(),
                 virt: vec![(vs, mask)],
                 epoll: None,
+                seen: 0,
             },
             deadline,
             on_timeout: Resume::Restart,
@@ -177,13 +182,17 @@ impl Sim {
         targs.push(c.a[0] as i64);
         match c.nr {
             SYS_bind => match addrs::read(c.mem(), c.a[1], c.a[2]) {
-                Ok(sa) => self.net.net.bind(net, sa).map_or_else(net_err, |()| ret(0)),
+                Ok(sa) => self
+                    .net
+                    .net_mut()
+                    .bind(net, sa)
+                    .map_or_else(net_err, |()| ret(0)),
                 Err(e) => err(e.errno()),
             },
             SYS_listen => {
                 let backlog = (c.a[1] as i32).clamp(1, 4096) as usize;
                 self.net
-                    .net
+                    .net_mut()
                     .listen(net, backlog)
                     .map_or_else(net_err, |()| ret(0))
             }
@@ -194,7 +203,7 @@ impl Sim {
                 } else {
                     0
                 };
-                match self.net.net.accept(net) {
+                match self.net.net_mut().accept(net) {
                     Ok((child, peer)) => self.placeholder(
                         c,
                         child,
@@ -220,15 +229,15 @@ impl Sim {
                     _ => return err(EINVAL),
                 };
                 self.net
-                    .net
+                    .net_mut()
                     .shutdown(net, how, now)
                     .map_or_else(net_err, |()| ret(0))
             }
             SYS_getsockname | SYS_getpeername => {
                 let addr = if c.nr == SYS_getsockname {
-                    self.net.net.local_addr(net)
+                    self.net.net().local_addr(net)
                 } else {
-                    self.net.net.peer_addr(net)
+                    self.net.net().peer_addr(net)
                 };
                 match addr {
                     Ok(sa) => addrs::write_out(c.mem(), c.a[1], c.a[2], sa, inet6)
@@ -242,7 +251,7 @@ impl Sim {
                     return err(EFAULT);
                 }
                 self.net
-                    .net
+                    .net_mut()
                     .set_option(net, c.a[1] as i32, c.a[2] as i32, &val)
                     .map_or_else(net_err, |()| ret(0))
             }
@@ -271,7 +280,7 @@ impl Sim {
                     Err(_) => err(EFAULT),
                 },
                 0x541B /* FIONREAD */ => {
-                    let n = self.net.net.pending_bytes(net).unwrap_or(0) as i32;
+                    let n = self.net.net().pending_bytes(net).unwrap_or(0) as i32;
                     c.mem().write_val(c.a[2], &n).map_or_else(|_| err(EFAULT), |()| ret(0))
                 }
                 _ => err(ENOTTY),
@@ -298,7 +307,7 @@ impl Sim {
             .take()
             == Some(vs)
         {
-            return match self.net.net.pending_error(net) {
+            return match self.net.net_mut().pending_error(net) {
                 Ok(None) => ret(0),
                 Ok(Some(e)) | Err(e) => net_err(e),
             };
@@ -307,7 +316,7 @@ impl Sim {
             Ok(sa) => sa,
             Err(e) => return err(e.errno()),
         };
-        match self.net.net.connect(net, sa, self.clock.now()) {
+        match self.net.net_mut().connect(net, sa, self.clock.now()) {
             Ok(ConnectProgress::Connected) => ret(0),
             Ok(ConnectProgress::InProgress) => {
                 if self.net.get(vs).is_some_and(|s| s.nonblocking) {
@@ -365,7 +374,7 @@ impl Sim {
         };
         let want: usize = iovs.iter().map(|&(_, l)| l).sum::<usize>().min(MAX_IO);
         targs.push(want as i64);
-        match self.net.net.recv(net, want, flags & MSG_PEEK != 0) {
+        match self.net.net_mut().recv(net, want, flags & MSG_PEEK != 0) {
             Ok(got) => {
                 if !scatter(c.mem(), &iovs, &got.data) {
                     return err(EFAULT);
@@ -444,7 +453,7 @@ impl Sim {
             data.len() as i64,
             crate::sim::trace::hash_bytes(&data) as i64,
         ]);
-        match self.net.net.send_to(net, &data, to, now) {
+        match self.net.net_mut().send_to(net, &data, to, now) {
             Ok(n) => ret(n as i64),
             Err(NetError::WouldBlock) => {
                 self.would_block(c, vs, WANT_WRITE, flags & MSG_DONTWAIT != 0)
@@ -476,7 +485,7 @@ impl Sim {
         let sock = self.net.get(vs).expect("socket");
         let int = |v: i32| v.to_ne_bytes().to_vec();
         let value: Vec<u8> = match (level, name) {
-            (SOL_SOCKET, SO_ERROR) => int(match self.net.net.pending_error(net) {
+            (SOL_SOCKET, SO_ERROR) => int(match self.net.net_mut().pending_error(net) {
                 Ok(Some(e)) => e.errno(),
                 _ => 0,
             }),
@@ -491,12 +500,12 @@ impl Sim {
                 AF_INET
             }),
             (SOL_SOCKET, SO_RCVBUF | SO_SNDBUF) => {
-                match self.net.net.get_option(net, level, name) {
+                match self.net.net().get_option(net, level, name) {
                     Ok(Some(v)) => v,
                     _ => int(256 * 1024),
                 }
             }
-            _ => match self.net.net.get_option(net, level, name) {
+            _ => match self.net.net().get_option(net, level, name) {
                 Ok(Some(v)) => v,
                 _ => int(0),
             },
@@ -527,7 +536,7 @@ impl Sim {
         opened: &NewSocket,
     ) {
         if fd < 0 {
-            let _ = self.net.net.close(opened.net, self.clock.now());
+            let _ = self.net.net_mut().close(opened.net, self.clock.now());
             return;
         }
         let vs = self.net.add(opened.net, opened.nonblocking);

@@ -24,7 +24,7 @@ fn sockaddr(sim: &Sim, port: u16) -> Vec<u8> {
     let host = sim.procs[&PID].host;
     let mut sa = (libc::AF_INET as u16).to_ne_bytes().to_vec();
     sa.extend_from_slice(&port.to_be_bytes());
-    sa.extend_from_slice(&sim.net.net.host_addr(host).octets());
+    sa.extend_from_slice(&sim.net.net().host_addr(host).octets());
     sa.extend_from_slice(&[0; 8]);
     sa
 }
