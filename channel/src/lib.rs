@@ -189,7 +189,24 @@ pub struct Slot {
     /// an idle CPU, which costs several times more. Reset by the owner
     /// before each post; see [`await_reply`].
     pub handoff: AtomicU32,
+    /// Memory the call reads, copied by a patched Go runtime's wrapper
+    /// before it posts (the time a sleep takes, a futex word and the
+    /// timeout of its wait), so the supervisor need not read it out of the
+    /// process: where each copy came from (0: none), its length and bytes.
+    /// Only the runtime's own wrappers fill them, whose pointers are always
+    /// valid; every post sets the addresses anew.
+    pub peek_at: [u64; 2],
+    /// The lengths of the copies in [`Slot::peek`].
+    pub peek_len: [u32; 2],
+    /// The copies.
+    pub peek: [[u8; PEEK_BYTES]; 2],
+    /// Set by a patched wrapper for the length of one call: its pointers
+    /// may be read ([`Slot::peek`]).
+    pub peek_ok: u32,
 }
+
+/// Bytes of each copy in [`Slot::peek`]: a `timespec`.
+pub const PEEK_BYTES: usize = 16;
 
 /// Bytes of the whole region.
 pub const SIZE: usize = core::mem::size_of::<Header>() + SLOTS * core::mem::size_of::<Slot>();

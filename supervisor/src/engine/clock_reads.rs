@@ -12,6 +12,7 @@
 use crate::engine::Supervisor;
 use crate::host::timepage::ShareError;
 use crate::host::vdso::{Clocks, VdsoPage};
+use crate::sim::memory::Memory;
 use crate::sim::vclock::is_cpu_clock;
 use crate::sim::world::Vtid;
 use crate::sys::Call;
@@ -129,7 +130,7 @@ impl Supervisor {
     /// scheduling point: getcpu always, and clock reads but every N-th.
     /// Counts the clock read, and at the N-th charges the step cost of the
     /// N-1 answered in place before it.
-    pub(crate) fn answers_in_place(&mut self, c: &Call) -> bool {
+    pub(crate) fn answers_in_place(&mut self, c: &Call<impl Memory>) -> bool {
         match c.nr {
             libc::SYS_getcpu => true,
             // A CPU-time clock is no clock poll (the vDSO traps it too): it
@@ -150,7 +151,7 @@ impl Supervisor {
         }
     }
 
-    fn clock_read_is_step(&mut self, c: &Call) -> bool {
+    fn clock_read_is_step(&mut self, c: &Call<impl Memory>) -> bool {
         let every = self.clock_step_every();
         let mm = self.sim.procs[&c.pid].mm;
         if let Some(page) = self.vdso_pages.get_mut(&mm) {

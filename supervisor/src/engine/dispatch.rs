@@ -5,7 +5,8 @@
 
 use super::*;
 use crate::sim::host_probe::HostProbe;
-use crate::sim::memory::Regs;
+use crate::sim::memory::{Memory, Regs};
+use crate::sim::peek::{Peek, Peeked};
 use crate::sys::{table, Action, Call};
 
 impl Supervisor {
@@ -17,17 +18,18 @@ impl Supervisor {
         }
     }
 
-    /// Handles the seccomp stop of `vtid` with registers `regs`. Returns
-    /// false if the call was answered in place and the thread runs on (the
-    /// step goes on), true if the thread reached a scheduling point.
-    pub(crate) fn dispatch(&mut self, vtid: Vtid, regs: Regs) -> bool {
+    /// Handles the seccomp stop of `vtid` with registers `regs` (and the
+    /// memory a channel request came with, `peek`). Returns false if the
+    /// call was answered in place and the thread runs on (the step goes
+    /// on), true if the thread reached a scheduling point.
+    pub(crate) fn dispatch(&mut self, vtid: Vtid, regs: Regs, peek: Peek) -> bool {
         // A SIGKILL the caller's step sent has its effect before the call
         // is decided, not whenever the kernel delivers it (a failure to
         // wait shows at the run loop's next settle, which ends the run).
         let _ = self.settle_doomed();
         self.tell_descriptor_changes();
         let th = &self.sim.threads[&vtid];
-        let mem = crate::host::tracee::Process(th.pid);
+        let mem = Peeked::new(crate::host::tracee::Process(th.pid), peek);
         let call = Call::at_stop(vtid, th.tid, th.pid, regs, mem);
         // Not the program's own calls, or not the same number of them on
         // every path: they pass without a trace event, and without giving
@@ -79,7 +81,7 @@ impl Supervisor {
 
     /// A read of a /proc file (see `Sim::is_proc_read`) runs on in place.
     /// True if `c` was one.
-    fn proc_read_in_place(&mut self, c: &Call) -> bool {
+    fn proc_read_in_place(&mut self, c: &Call<impl Memory>) -> bool {
         let on_proc = self.sim.is_proc_read(c);
         if on_proc {
             let _ = crate::host::tracee::cont(c.tid, 0);

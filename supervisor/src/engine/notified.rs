@@ -8,6 +8,7 @@ use crate::fast_path::channel::Event;
 use crate::host::notify::{Answer, Next, Notification};
 use crate::host::tracee;
 use crate::sim::host_probe::HostProbe;
+use crate::sim::peek::Peek;
 
 impl Supervisor {
     /// The launch spec with the notifying filter, when that path is on.
@@ -66,7 +67,7 @@ impl Supervisor {
         }
         th.notified = Some(n.id);
         let regs = self.regs_for_call(vtid, n.nr, n.args);
-        if !self.dispatch(vtid, regs) {
+        if !self.dispatch(vtid, regs, Peek::default()) {
             // Notified calls are never answered in place; if one were, it
             // must not stay unanswered.
             eprintln!(
@@ -108,7 +109,7 @@ impl Supervisor {
             Resume::Restart if !self.signal_queued(pid, tid) => {
                 self.about_to_run(pid, tid);
                 self.sim.threads.get_mut(&vtid).expect("thread").notified = Some(id);
-                return !self.dispatch(vtid, regs);
+                return !self.dispatch(vtid, regs, Peek::default());
             }
             Resume::Restart => Answer::Restart,
             other => {

@@ -5,6 +5,7 @@
 use super::*;
 use crate::host::launch::{self};
 use crate::host::tracee;
+use crate::sim::peek::Peek;
 use crate::sim::world::*;
 
 impl Supervisor {
@@ -66,7 +67,7 @@ impl Supervisor {
                 // the seccomp stop it would reach, without the round trip.
                 // (A call answered in place resumes the thread at once.)
                 self.about_to_run(pid, tid);
-                if self.dispatch(vtid, regs) && !self.group_exiting() {
+                if self.dispatch(vtid, regs, Peek::default()) && !self.group_exiting() {
                     self.step_ended();
                     return Ok(());
                 }
@@ -231,7 +232,7 @@ impl Supervisor {
         match tracee::get_regs(tid) {
             Ok(regs) => {
                 self.sim.threads.get_mut(&vtid).expect("thread").regs = regs;
-                if !self.dispatch(vtid, regs) {
+                if !self.dispatch(vtid, regs, Peek::default()) {
                     return StepEnd::Running;
                 }
             }

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use faultline_channel as ch;
 
+use crate::sim::peek::Peek;
 use crate::sim::world::ChannelRequest;
 
 /// The doorbell the SIGCHLD handler rings (null: no channel in this process).
@@ -211,6 +212,11 @@ impl Channel {
                 mask: std::ptr::read_volatile(&(*p).mask),
                 result: std::ptr::read_volatile(&(*p).ret),
                 sp: std::ptr::read_volatile(&(*p).sp),
+                peek: Peek {
+                    at: std::ptr::read_volatile(&(*p).peek_at),
+                    len: std::ptr::read_volatile(&(*p).peek_len),
+                    bytes: std::ptr::read_volatile(&(*p).peek),
+                },
             })
         }
     }

@@ -44,6 +44,8 @@ std::arch::global_asm!(
     "cmp dword ptr gs:[{busy}], 0",
     "jne 8f",
     "mov dword ptr gs:[{busy}], 1",
+    // r11 non-zero: called by a runtime wrapper, whose pointers are valid.
+    "mov dword ptr gs:[{peek_ok}], r11d",
     // The call, as the wrapper loaded it, into the slot.
     "mov qword ptr gs:[{nr}], rax",
     "mov qword ptr gs:[{args}], rdi",
@@ -55,6 +57,48 @@ std::arch::global_asm!(
     "lea rcx, [rsp + 8]",
     "mov qword ptr gs:[{sp}], rcx",
     "2:",
+    // The memory the call reads, copied into the slot (again on a
+    // restart, when it may have changed): a runtime wrapper's sleep's
+    // timespec, its futex wait's word and timeout.
+    "mov qword ptr gs:[{peek_at}], 0",
+    "mov qword ptr gs:[{peek_at} + 8], 0",
+    "cmp dword ptr gs:[{peek_ok}], 0",
+    "je 30f",
+    "mov rcx, qword ptr gs:[{args}]",
+    "cmp qword ptr gs:[{nr}], {sys_nanosleep}",
+    "jne 31f",
+    "mov r11, qword ptr [rcx]",
+    "mov qword ptr gs:[{peek}], r11",
+    "mov r11, qword ptr [rcx + 8]",
+    "mov qword ptr gs:[{peek} + 8], r11",
+    "mov dword ptr gs:[{peek_len}], 16",
+    "mov qword ptr gs:[{peek_at}], rcx",
+    "jmp 30f",
+    "31:",
+    "cmp qword ptr gs:[{nr}], {sys_futex}",
+    "jne 30f",
+    // FUTEX_WAIT or FUTEX_WAIT_BITSET, private or not, any clock.
+    "mov r11, qword ptr gs:[{args} + 8]",
+    "and r11d, 0x7f",
+    "cmp r11d, {futex_wait}",
+    "je 32f",
+    "cmp r11d, {futex_wait_bitset}",
+    "jne 30f",
+    "32:",
+    "mov r11d, dword ptr [rcx]",
+    "mov dword ptr gs:[{peek}], r11d",
+    "mov dword ptr gs:[{peek_len}], 4",
+    "mov qword ptr gs:[{peek_at}], rcx",
+    "mov rcx, qword ptr gs:[{args} + 24]",
+    "test rcx, rcx",
+    "jz 30f",
+    "mov r11, qword ptr [rcx]",
+    "mov qword ptr gs:[{peek} + {peek_bytes}], r11",
+    "mov r11, qword ptr [rcx + 8]",
+    "mov qword ptr gs:[{peek} + {peek_bytes} + 8], r11",
+    "mov dword ptr gs:[{peek_len} + 4], 16",
+    "mov qword ptr gs:[{peek_at} + 8], rcx",
+    "30:",
     // rt_sigprocmask(SIG_SETMASK, &all, &slot.mask, 8)
     "mov r11, qword ptr gs:[{home}]",
     "lea rdx, [r11 + {mask}]",
@@ -223,6 +267,13 @@ std::arch::global_asm!(
     pass_nr = const offset_of!(ch::Slot, pass_nr),
     sp = const offset_of!(ch::Slot, sp),
     gate = const ch::PASS_GATE,
+    peek_ok = const offset_of!(ch::Slot, peek_ok),
+    peek_at = const offset_of!(ch::Slot, peek_at),
+    peek_len = const offset_of!(ch::Slot, peek_len),
+    peek = const offset_of!(ch::Slot, peek),
+    peek_bytes = const ch::PEEK_BYTES,
+    sys_nanosleep = const libc::SYS_nanosleep,
+    futex_wait_bitset = const libc::FUTEX_WAIT_BITSET,
     futex_wake = const libc::FUTEX_WAKE,
     futex_wait = const libc::FUTEX_WAIT,
     sys_futex = const libc::SYS_futex,
@@ -261,6 +312,19 @@ impl Lead {
         match self {
             Lead::LoadNr(nr) => [&[0xb8][..], &nr.to_le_bytes()].concat(),
             Lead::MoveRdiRbx => vec![0x48, 0x89, 0xdf],
+        }
+    }
+
+    /// What the site's stub puts in r11 for `common` (free: `syscall`
+    /// clobbers it): 1 from a runtime wrapper, whose pointers `common` may
+    /// copy into the slot (`ch::Slot::peek`); 0 from `Syscall6`, which
+    /// makes any call the program asks for, with whatever pointers.
+    fn peek_flag(self) -> Vec<u8> {
+        match self {
+            // mov r11d, 1
+            Lead::LoadNr(_) => vec![0x41, 0xbb, 1, 0, 0, 0],
+            // xor r11d, r11d
+            Lead::MoveRdiRbx => vec![0x45, 0x31, 0xdb],
         }
     }
 }
@@ -318,6 +382,7 @@ pub fn rewrite(page: u64, sites: &[Site]) -> Option<(Vec<u8>, Vec<Patch>)> {
     for site in sites {
         let at = page + bytes.len() as u64;
         bytes.extend_from_slice(&site.lead.bytes());
+        bytes.extend_from_slice(&site.lead.peek_flag());
         // call common
         bytes.push(0xe8);
         bytes.extend_from_slice(&rel32(page + bytes.len() as u64 + 4, page)?.to_le_bytes());
@@ -387,7 +452,7 @@ mod tests {
         let gate = (ch::PASS_GATE - page) as usize;
         assert_eq!(bytes.len(), gate + ch::PASS_GATE_CODE.len());
         assert_eq!(&bytes[gate..], &ch::PASS_GATE_CODE);
-        assert!(bytes[stub + 15..gate].iter().all(|&b| b == 0xcc));
+        assert!(bytes[stub + 21..gate].iter().all(|&b| b == 0xcc));
         let (addr, jump) = patches[0].clone();
         assert_eq!(jump.len(), 7);
         assert_eq!(addr, site.addr);
@@ -397,11 +462,13 @@ mod tests {
         assert_eq!(to, page + stub as u64);
         let s = &bytes[stub..];
         assert_eq!(&s[..5], &[0xb8, 202, 0, 0, 0]);
-        let call = (page + stub as u64 + 10)
-            .wrapping_add(i32::from_le_bytes(s[6..10].try_into().unwrap()) as u64);
+        // A runtime wrapper: its pointers may be read (r11 = 1).
+        assert_eq!(&s[5..11], &[0x41, 0xbb, 1, 0, 0, 0]);
+        let call = (page + stub as u64 + 16)
+            .wrapping_add(i32::from_le_bytes(s[12..16].try_into().unwrap()) as u64);
         assert_eq!(call, page);
-        let back = (page + stub as u64 + 15)
-            .wrapping_add(i32::from_le_bytes(s[11..15].try_into().unwrap()) as u64);
+        let back = (page + stub as u64 + 21)
+            .wrapping_add(i32::from_le_bytes(s[17..21].try_into().unwrap()) as u64);
         assert_eq!(back, site.addr + 7);
     }
 

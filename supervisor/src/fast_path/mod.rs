@@ -19,6 +19,7 @@ use crate::host::launch::{self, LaunchSpec};
 use crate::host::tracee;
 use crate::sim::fdkind::FdKind;
 use crate::sim::memory::Memory;
+use crate::sim::peek::Peek;
 use crate::sim::world::ChannelRequest;
 use crate::sim::world::{ExitHook, Resume, Vtid};
 use crate::sys::table as syscalls;
@@ -260,9 +261,16 @@ impl Supervisor {
             .expect("running thread")
             .channel_wait = Some(req);
         self.fast_calls += 1;
+        // Only a patched Go runtime's stub copies memory with its calls
+        // (what the library's slots hold there is another request's).
+        let peek = if self.sim.procs.get(&pid).is_some_and(|p| p.go_patched) {
+            req.peek
+        } else {
+            Peek::default()
+        };
         // Always a scheduling point: clock reads are answered in place only
         // when the vDSO did not count them, and these it did.
-        self.dispatch(vtid, regs);
+        self.dispatch(vtid, regs, peek);
         StepEnd::Done
     }
 
@@ -411,7 +419,7 @@ impl Supervisor {
     /// the library announcing itself. Handled in place, without a trace
     /// event or a scheduling point, as on a run without the fast path.
     /// True if `c` was such a call.
-    pub(crate) fn library_call(&mut self, c: &Call) -> bool {
+    pub(crate) fn library_call(&mut self, c: &Call<impl Memory>) -> bool {
         if self.preload_lib.is_none() {
             return false;
         }

@@ -11,6 +11,7 @@ pub mod memory;
 pub mod netlink;
 pub mod netstate;
 pub mod output;
+pub mod peek;
 pub mod rlimits;
 pub mod scheduler;
 pub mod seeds;

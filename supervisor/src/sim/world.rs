@@ -277,6 +277,8 @@ pub struct ChannelRequest {
     pub result: i64,
     /// The caller's stack pointer (`ch::Slot::sp`).
     pub sp: u64,
+    /// Memory the caller copied with the call (`ch::Slot::peek`).
+    pub peek: crate::sim::peek::Peek,
 }
 
 /// One traced thread.
