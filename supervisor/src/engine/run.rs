@@ -53,10 +53,11 @@ impl Supervisor {
             }
             self.sim.fire_timerfds();
             self.check_signals();
-            self.wake_due();
+            let parked = scheduler::parked(&self.sim.threads, self.sim.clock.now());
+            self.wake_due(&parked.due);
             self.tell_descriptor_changes();
-            self.sim.wake_ready_fds(&self.host_fds);
-            self.sim.wake_net_waiters(&self.host_fds);
+            self.sim.wake_ready_fds(&self.host_fds, &parked.on_fds);
+            self.sim.wake_net_waiters(&self.host_fds, &parked.on_net);
             let pick = match self.decide() {
                 Decision::Run(pick) => pick,
                 Decision::AdvanceTo(t) => {
@@ -180,11 +181,9 @@ impl Supervisor {
         self.sim.signal_timers.retain(|t| t.at > now);
     }
 
-    /// Moves every parked thread whose deadline has passed to Ready.
-    pub(super) fn wake_due(&mut self) {
-        let now = self.sim.clock.now();
-        let due = scheduler::due(&self.sim.threads, now);
-        for vtid in due {
+    /// Moves the parked threads `due` (their deadline has passed) to Ready.
+    pub(super) fn wake_due(&mut self, due: &[Vtid]) {
+        for &vtid in due {
             let ThreadState::Parked(w) = self.sim.threads[&vtid].state.clone() else {
                 continue;
             };

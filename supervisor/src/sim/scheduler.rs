@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::sim::world::{Thread, ThreadState, Vtid};
+use crate::sim::world::{Thread, ThreadState, Vtid, WaitKind};
 
 /// How the next thread is chosen among the runnable ones. Recorded in
 /// report.json, because the same seed under another policy is another run.
@@ -336,15 +336,36 @@ pub fn next_deadline(threads: &impl States, other: Option<u64>) -> Option<u64> {
         .min()
 }
 
-/// The parked threads whose deadline has passed at `now`, in vtid order.
-pub fn due(threads: &impl States, now: u64) -> Vec<Vtid> {
-    threads
-        .states()
-        .filter(
-            |(_, s)| matches!(s, ThreadState::Parked(w) if w.deadline.is_some_and(|d| d <= now)),
-        )
-        .map(|(v, _)| v)
-        .collect()
+/// The parked threads the run loop looks at between two steps, found in
+/// one pass over every thread, each list in vtid order.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Parked {
+    /// Those whose deadline has passed.
+    pub due: Vec<Vtid>,
+    /// Those waiting for real descriptors (`WaitKind::Fds`).
+    pub on_fds: Vec<Vtid>,
+    /// Those waiting for the network or real descriptors' readiness
+    /// (`WaitKind::Net`).
+    pub on_net: Vec<Vtid>,
+}
+
+/// The parked threads at `now` (see [`Parked`]).
+pub fn parked(threads: &impl States, now: u64) -> Parked {
+    let mut out = Parked::default();
+    for (v, s) in threads.states() {
+        let ThreadState::Parked(w) = s else {
+            continue;
+        };
+        if w.deadline.is_some_and(|d| d <= now) {
+            out.due.push(v);
+        }
+        match w.kind {
+            WaitKind::Fds { .. } => out.on_fds.push(v),
+            WaitKind::Net { .. } => out.on_net.push(v),
+            _ => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -418,8 +439,8 @@ mod tests {
         assert_eq!(sched.decide(&threads, Some(100)), Decision::AdvanceTo(100));
         let stuck = states(&[(1, sleeping(None))]);
         assert_eq!(sched.decide(&stuck, None), Decision::Stuck);
-        assert_eq!(due(&threads, 300), vec![2]);
-        assert_eq!(due(&threads, 1000), vec![1, 2]);
+        assert_eq!(parked(&threads, 300).due, vec![2]);
+        assert_eq!(parked(&threads, 1000).due, vec![1, 2]);
     }
 
     #[test]

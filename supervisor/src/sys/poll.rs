@@ -38,11 +38,12 @@ struct Entry {
 }
 
 impl Sim {
-    /// Wakes threads waiting on network readiness whose condition may hold;
-    /// their calls re-execute and decide for themselves. Runs before every
-    /// scheduling decision, so it reads the waits in place.
-    pub(crate) fn wake_net_waiters(&mut self, host: &impl HostProbe) {
-        for vtid in self.parked_on(|k| matches!(k, WaitKind::Net { .. })) {
+    /// Wakes the threads `waiters` (parked on network readiness) whose
+    /// condition may hold; their calls re-execute and decide for
+    /// themselves. Runs before every scheduling decision, so it reads the
+    /// waits in place.
+    pub(crate) fn wake_net_waiters(&mut self, host: &impl HostProbe, waiters: &[Vtid]) {
+        for &vtid in waiters {
             let Some((pid, wait)) = self.parked_wait(vtid) else {
                 continue;
             };
@@ -85,15 +86,6 @@ impl Sim {
         }
     }
 
-    /// The threads parked on a wait of a kind `kind` accepts.
-    fn parked_on(&self, kind: impl Fn(&WaitKind) -> bool) -> Vec<Vtid> {
-        self.threads
-            .values()
-            .filter(|t| matches!(&t.state, ThreadState::Parked(w) if kind(&w.kind)))
-            .map(|t| t.vtid)
-            .collect()
-    }
-
     /// Thread `vtid`'s process and wait, if it is parked.
     fn parked_wait(&self, vtid: Vtid) -> Option<(i32, &Wait)> {
         let t = self.threads.get(&vtid)?;
@@ -125,9 +117,10 @@ impl Sim {
         })
     }
 
-    /// Wakes threads parked on descriptors that have become ready.
-    pub(crate) fn wake_ready_fds(&mut self, host: &impl HostProbe) {
-        for vtid in self.parked_on(|k| matches!(k, WaitKind::Fds { .. })) {
+    /// Wakes the threads `waiters` (parked on real descriptors) whose
+    /// descriptors have become ready.
+    pub(crate) fn wake_ready_fds(&mut self, host: &impl HostProbe, waiters: &[Vtid]) {
+        for &vtid in waiters {
             let Some((pid, wait)) = self.parked_wait(vtid) else {
                 continue;
             };

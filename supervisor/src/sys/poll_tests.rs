@@ -219,9 +219,9 @@ fn the_wake_scans_wake_a_reader_whose_descriptor_became_ready() {
         restartable: true,
     };
     sim.threads.get_mut(&VTID).unwrap().state = ThreadState::Parked(wait);
-    sim.wake_ready_fds(&FakeHost::default().pollable(7, 0));
+    sim.wake_ready_fds(&FakeHost::default().pollable(7, 0), &[VTID]);
     assert!(matches!(sim.threads[&VTID].state, ThreadState::Parked(_)));
-    sim.wake_ready_fds(&FakeHost::default().pollable(7, libc::POLLIN));
+    sim.wake_ready_fds(&FakeHost::default().pollable(7, libc::POLLIN), &[VTID]);
     assert!(matches!(
         sim.threads[&VTID].state,
         ThreadState::Ready(Resume::Pass)
