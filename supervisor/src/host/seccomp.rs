@@ -60,6 +60,12 @@ pub struct FastPath {
 /// `futex` made from its 4 KiB page runs natively (the trampoline, whose
 /// waits on the channel must not stop in ptrace themselves), and so does
 /// any call made by the `syscall` at its gate (the pass gate).
+///
+/// A call that is not trapped is let through on its number alone, before
+/// the filter looks at where it was made: the kernel then knows the answer
+/// for that number without running the filter (its per-number cache of
+/// calls always allowed), so the calls programs make untrapped (the fast
+/// path's own signal-mask changes, memory management) cost no filter run.
 pub fn build_filter(
     trapped: &[i64],
     last: i64,
@@ -73,6 +79,17 @@ pub fn build_filter(
         jump(BPF_JGE_K, X32_SYSCALL_BIT, 0, 1),
         stmt(BPF_RET_K, SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
     ];
+    // One compare per trapped call; a hit jumps past the ALLOW to the
+    // trapped calls' part.
+    let n = trapped.len();
+    assert!(n < 250, "a BPF jump reaches at most 255 instructions");
+    for (i, &nr) in trapped.iter().enumerate() {
+        // Skip the remaining compares, the past-the-table one and the ALLOW.
+        let to_trapped = (n - i + 1) as u8;
+        prog.push(jump(BPF_JEQ_K, nr as u32, to_trapped, 0));
+    }
+    prog.push(jump(BPF_JGT_K, last as u32, 1, 0));
+    prog.push(stmt(BPF_RET_K, SECCOMP_RET_ALLOW));
     if let Some(FastPath { page, gate }) = fast_path {
         // The kernel reports the address after the `syscall`.
         let after = gate + 2;
@@ -85,7 +102,7 @@ pub fn build_filter(
             stmt(BPF_LD_W_ABS, OFF_NR),
         ]);
         let (hi, lo) = ((page >> 32) as u32, page as u32);
-        // Not futex, or not from the page: go on to the trapped list.
+        // Not futex, or not from the page: on to the TRACE return.
         prog.extend([
             jump(BPF_JEQ_K, libc::SYS_futex as u32, 0, 6),
             stmt(BPF_LD_W_ABS, OFF_IP + 4),
@@ -94,19 +111,8 @@ pub fn build_filter(
             jump(BPF_JGE_K, lo, 0, 2),
             jump(BPF_JGE_K, lo + 4096, 1, 0),
             stmt(BPF_RET_K, SECCOMP_RET_ALLOW),
-            stmt(BPF_LD_W_ABS, OFF_NR),
         ]);
     }
-    // One compare per trapped call; a hit jumps to the final TRACE return.
-    let n = trapped.len();
-    assert!(n < 250, "a BPF jump reaches at most 255 instructions");
-    for (i, &nr) in trapped.iter().enumerate() {
-        // Skip the remaining compares, the past-the-table one and the ALLOW.
-        let to_trace = (n - i + 1) as u8;
-        prog.push(jump(BPF_JEQ_K, nr as u32, to_trace, 0));
-    }
-    prog.push(jump(BPF_JGT_K, last as u32, 1, 0));
-    prog.push(stmt(BPF_RET_K, SECCOMP_RET_ALLOW));
     prog.push(stmt(BPF_RET_K, SECCOMP_RET_TRACE));
     prog
 }
@@ -162,4 +168,85 @@ fn set_filter(prog: &[libc::sock_filter], flags: libc::c_ulong) -> io::Result<li
         return Err(io::Error::last_os_error());
     }
     Ok(rc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `prog` on a call `nr` made from `ip` as the kernel would: the
+    /// returned action, and whether the run read where the call was made.
+    fn run(prog: &[libc::sock_filter], nr: u32, ip: u64) -> (u32, bool) {
+        let (mut acc, mut pc, mut read_ip) = (0u32, 0usize, false);
+        loop {
+            let ins = prog[pc];
+            pc += 1;
+            match ins.code {
+                BPF_LD_W_ABS => {
+                    acc = match ins.k {
+                        OFF_NR => nr,
+                        OFF_ARCH => AUDIT_ARCH_X86_64,
+                        OFF_IP => ip as u32,
+                        k if k == OFF_IP + 4 => (ip >> 32) as u32,
+                        k => panic!("load of offset {k}"),
+                    };
+                    read_ip |= ins.k == OFF_IP || ins.k == OFF_IP + 4;
+                }
+                BPF_JEQ_K | BPF_JGE_K | BPF_JGT_K => {
+                    let hit = match ins.code {
+                        BPF_JEQ_K => acc == ins.k,
+                        BPF_JGE_K => acc >= ins.k,
+                        _ => acc > ins.k,
+                    };
+                    pc += if hit { ins.jt } else { ins.jf } as usize;
+                }
+                BPF_RET_K => return (ins.k, read_ip),
+                code => panic!("instruction {code:#x}"),
+            }
+        }
+    }
+
+    #[test]
+    fn untrapped_calls_are_let_through_on_their_number_alone() {
+        let fast = FastPath {
+            page: 0x10_2000,
+            gate: 0x10_2800,
+        };
+        let trapped = [libc::SYS_read, libc::SYS_futex, libc::SYS_nanosleep];
+        let prog = build_filter(&trapped, 400, Some(fast));
+        let elsewhere = 0x40_1000;
+        // Not trapped: allowed without a look at where it was made, which
+        // is what lets the kernel cache the answer per number.
+        for nr in [libc::SYS_rt_sigprocmask, libc::SYS_mmap, libc::SYS_write] {
+            assert_eq!(run(&prog, nr as u32, elsewhere), (SECCOMP_RET_ALLOW, false));
+        }
+        // Trapped: stops, unless made at the gate (anything) or from the
+        // page (futex only).
+        let gate_after = fast.gate + 2;
+        for nr in trapped {
+            assert_eq!(run(&prog, nr as u32, elsewhere).0, SECCOMP_RET_TRACE);
+            assert_eq!(run(&prog, nr as u32, gate_after).0, SECCOMP_RET_ALLOW);
+        }
+        let in_page = fast.page + 0x40;
+        assert_eq!(
+            run(&prog, libc::SYS_futex as u32, in_page).0,
+            SECCOMP_RET_ALLOW
+        );
+        assert_eq!(
+            run(&prog, libc::SYS_read as u32, in_page).0,
+            SECCOMP_RET_TRACE
+        );
+        // Past the table: stops.
+        assert_eq!(run(&prog, 401, elsewhere).0, SECCOMP_RET_TRACE);
+        // Without the fast path, only the numbers count.
+        let plain = build_filter(&trapped, 400, None);
+        assert_eq!(
+            run(&plain, libc::SYS_futex as u32, in_page),
+            (SECCOMP_RET_TRACE, false)
+        );
+        assert_eq!(
+            run(&plain, libc::SYS_mmap as u32, in_page),
+            (SECCOMP_RET_ALLOW, false)
+        );
+    }
 }
