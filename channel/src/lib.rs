@@ -67,6 +67,14 @@ pub const PASS_GATE_CODE: [u8; 3] = [0x0f, 0x05, 0xc3];
 /// where non-PIE programs are linked, above the trampoline.
 pub const GO_CHANNEL_AT: u64 = 0x20_0000;
 
+/// Where the supervisor maps the stubs of glibc's patched `syscall`
+/// sites in a dynamic program (`supervisor/src/fast_path/libc_sites.rs`):
+/// fixed, because the seccomp filter that lets the stubs' futex calls
+/// through is built before the program's exec; within a 32-bit jump of
+/// where the loader puts the libraries (just below 0x7fff_f800_0000 when
+/// address randomization is off, as it is under faultline).
+pub const LIBC_STUBS_AT: u64 = 0x7fff_f000_0000;
+
 /// `state` of a slot no request is pending in.
 pub const IDLE: u32 = 0;
 /// `state`: the owner has written a request and waits.

@@ -43,6 +43,29 @@ fn assert_took_the_channel(fast: &Run, trapped: &Run, min_fast: u64, min_saved: 
     );
 }
 
+#[test]
+fn glibcs_own_calls_take_the_channel_once_their_sites_are_patched() {
+    // Mutex and condvar hand-offs between two threads: glibc's pthread code
+    // makes its futex calls inside libc, past the library's functions, so
+    // each one stopped in ptrace. A `mov eax, NR; syscall` site of libc is
+    // patched at its first stop to jump to a stub of faultline's, and the
+    // calls made there afterwards go over the channel, with the same trace.
+    let exec = Exec::program(Program::c("bench_syscalls"))
+        .arg("0")
+        .arg("2000")
+        .seed(3);
+    let (fast, trapped) = same_run_with_and_without(exec);
+    assert!(fast.out().contains("handoffs 2000 (odd 0)"), "\n{fast}");
+    let (a, b) = (fast.summary(), trapped.summary());
+    assert!(
+        a.fast > 5000 && a.stops * 4 < b.stops,
+        "{} fast calls, {} stops (without: {})\n{fast}",
+        a.fast,
+        a.stops,
+        b.stops
+    );
+}
+
 fn paths(mode: &str) -> Exec {
     Exec::program(Program::c("preload_paths")).arg(mode).seed(5)
 }

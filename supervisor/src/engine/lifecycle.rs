@@ -148,6 +148,7 @@ impl Supervisor {
                 name: p.name.clone(),
                 channel_user: p.channel_user,
                 go_patched: p.go_patched,
+                libc_stubs: p.libc_stubs.clone(),
                 interp: p.interp,
                 rlimits: p.rlimits.clone(),
                 ..Process::new(pid, p.host, vpid, mm, now)
@@ -205,6 +206,7 @@ impl Supervisor {
         self.sim.by_tid.remove(&t.tid);
         self.sim.sched.forget(vtid);
         self.release_slot(t.channel_slot);
+        self.release_slot(t.gs_slot);
         Some(t)
     }
 
@@ -443,16 +445,19 @@ impl Supervisor {
         // The new image's loader opens the library again, if it is dynamic.
         p.channel_user = false;
         p.go_patched = false;
+        p.libc_stubs = None;
         p.loader_fd = None;
         p.name = name.clone();
         let vfork_parent = p.vfork_parent.take();
         self.forget_mm(old_mm);
         let t = self.sim.threads.get_mut(&vtid).expect("thread");
         t.clear_tid = 0;
-        let old_slot = t.channel_slot.take();
-        self.release_slot(old_slot);
+        let old_slots = [t.channel_slot.take(), t.gs_slot.take()];
+        old_slots.into_iter().for_each(|s| self.release_slot(s));
         if let Some(go) = go {
             self.patch_go_runtime(vtid, pid, mm, &go);
+        } else if interp.is_some() {
+            self.prepare_libc_stubs(vtid, pid, mm);
         }
         self.sim.record(vtid, "exec", &[], &name);
         if let Some(parent) = vfork_parent {

@@ -75,7 +75,7 @@ impl Supervisor {
             Resume::Restart => {
                 regs.rax = regs.orig_rax;
                 regs.orig_rax = u64::MAX;
-                regs.rip -= 2;
+                regs.rip = self.rewound_call_at(pid, regs.rip - 2);
                 self.set_regs_or_dead(tid, &regs);
                 self.go(pid, tid, 0, false)
             }
@@ -235,6 +235,7 @@ impl Supervisor {
                 if !self.dispatch(vtid, regs, Peek::default()) {
                     return StepEnd::Running;
                 }
+                self.patch_libc_site(vtid, &regs, false);
             }
             Err(_) => self.mark_dying(vtid),
         }

@@ -36,6 +36,8 @@ impl Supervisor {
                 return StepEnd::Done;
             }
         }
+        // The call is made: its site may be patched now.
+        self.patch_libc_site(vtid, &regs, true);
         let _ = tracee::cont(tid, 0);
         StepEnd::Running
     }

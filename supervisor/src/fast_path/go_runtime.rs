@@ -103,7 +103,7 @@ impl Supervisor {
     }
 
     /// Says once that `what` of `pid`'s program is left on ptrace stops.
-    fn report_unpatched(&mut self, pid: i32, what: &str, why: &str) {
+    pub(crate) fn report_unpatched(&mut self, pid: i32, what: &str, why: &str) {
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
         self.sim.report_once(
             DiagKind::InternalError,
@@ -114,15 +114,19 @@ impl Supervisor {
         );
     }
 
-    /// Gives thread `vtid` of a patched process a channel slot, through its
-    /// GS base, if it has none (a new thread, or a forked child's, before
-    /// it first runs).
+    /// Gives thread `vtid` of a patched process (its Go runtime, or glibc's
+    /// call sites) a channel slot, through its GS base, if it has none (a
+    /// new thread, or a forked child's, before it first runs).
     pub(crate) fn give_go_slot(&mut self, vtid: Vtid) {
         let (Some(chan), Some(th)) = (&self.channel, self.sim.threads.get(&vtid)) else {
             return;
         };
-        let patched = self.sim.procs.get(&th.pid).is_some_and(|p| p.go_patched);
-        if !patched || th.channel_slot.is_some() {
+        let patched = self
+            .sim
+            .procs
+            .get(&th.pid)
+            .is_some_and(|p| p.go_patched || p.libc_stubs.is_some());
+        if !patched || th.gs_slot.is_some() {
             return;
         }
         let tid = th.tid;
@@ -142,7 +146,7 @@ impl Supervisor {
         match set {
             Ok(()) => {
                 th.regs.gs_base = home;
-                th.channel_slot = Some(slot);
+                th.gs_slot = Some(slot);
             }
             Err(_) => chan.release(slot),
         }

@@ -286,7 +286,7 @@ extern "C" {
 }
 
 /// The shared part of the stub (position independent).
-fn common() -> &'static [u8] {
+pub(crate) fn common() -> &'static [u8] {
     // SAFETY: both symbols delimit the read-only block assembled above.
     unsafe {
         let start = &raw const faultline_go_stub_start;
@@ -406,7 +406,7 @@ pub fn rewrite(page: u64, sites: &[Site]) -> Option<(Vec<u8>, Vec<Patch>)> {
 
 /// The displacement of a jump or call whose next instruction is at `next`
 /// to `target`, if it fits in 32 bits.
-fn rel32(next: u64, target: u64) -> Option<i32> {
+pub(crate) fn rel32(next: u64, target: u64) -> Option<i32> {
     i32::try_from(target.wrapping_sub(next) as i64).ok()
 }
 

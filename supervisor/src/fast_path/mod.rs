@@ -7,6 +7,7 @@
 pub mod channel;
 pub mod go_runtime;
 pub mod go_stub;
+pub mod libc_sites;
 
 use std::path::PathBuf;
 
@@ -127,6 +128,7 @@ impl Supervisor {
         };
         spec.filter = syscalls::seccomp_filter(Some(crate::host::seccomp::FastPath {
             page: ch::TRAMPOLINE,
+            stubs: ch::LIBC_STUBS_AT,
             gate: ch::PASS_GATE,
         }));
         spec.channel_fd = Some(fd);
@@ -221,7 +223,9 @@ impl Supervisor {
         let Some(th) = self.sim.threads.get_mut(&vtid) else {
             return StepEnd::Done;
         };
-        th.channel_slot = Some(req.slot);
+        if th.gs_slot != Some(req.slot) {
+            th.channel_slot = Some(req.slot);
+        }
         let pid = th.pid;
         if req.nr == ch::EXIT_REPORT {
             return self.on_exit_report(vtid, req);
@@ -274,18 +278,10 @@ impl Supervisor {
         StepEnd::Done
     }
 
-    /// None if the channel answers `req`; else how to send it back. Only
-    /// calls whose handlers need no more of the caller's registers than
-    /// the call, its arguments and its stack pointer qualify: reads and
-    /// writes on sockets of the simulation, on pipes, eventfds and the
-    /// like, and on files (on the simulated disks too), /dev/urandom and
-    /// timerfds, sleeps, futex calls, yields, epoll waits and polls, and
-    /// the calls that make, use and close descriptors: sockets and their
-    /// connections, options and names, files and directories (opened,
-    /// read, stat-ed, synced, renamed, removed), timerfds, dups and
-    /// fcntls, and a few questions about the machine. Not the calls that
-    /// start, end or wait for threads and processes, signals, memory, or
-    /// clock reads (those only from faultline's vDSO). What their handlers
+    /// None if the channel answers `req`; else how to send it back: the
+    /// calls [`channel_may_take`] names, reads and writes only on sockets
+    /// of the simulation, pipes, eventfds and the like, files (on the
+    /// simulated disks too), /dev/urandom and timerfds. What their handlers
     /// pass to the kernel the thread makes at the pass gate, with the
     /// number and arguments the handler gave (a simulated socket is an
     /// eventfd to the kernel); a pass with work at its exit reports its
@@ -293,15 +289,10 @@ impl Supervisor {
     #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
     fn trap_reply(&mut self, pid: i32, req: &ChannelRequest) -> Option<u32> {
         use libc::*;
-        if self.library_owned(pid, req.nr, req.args) {
+        if self.library_owned(pid, req.nr, req.args) || !channel_may_take(req.nr) {
             return Some(ch::REPLY_TRAP);
         }
         match req.nr {
-            SYS_clock_nanosleep | SYS_futex | SYS_nanosleep | SYS_sched_yield | SYS_epoll_wait
-            | SYS_epoll_pwait => None,
-            // Only faultline's vDSO posts these (a patched Go program's
-            // reads that must reach the supervisor).
-            SYS_clock_gettime | SYS_gettimeofday | SYS_time => None,
             SYS_read | SYS_write | SYS_readv | SYS_writev | SYS_recvfrom | SYS_sendto => {
                 match self.sim.fd_kind(&self.host_fds, pid, req.args[0] as i32) {
                     Some(
@@ -319,28 +310,7 @@ impl Supervisor {
                 Some(FdKind::File | FdKind::Disk { .. }) => None,
                 _ => Some(ch::REPLY_TRAP),
             },
-            SYS_setsockopt | SYS_getsockopt | SYS_getsockname | SYS_getpeername | SYS_epoll_ctl
-            | SYS_fdatasync | SYS_fsync => None,
-            // Descriptors made and closed. Not fcntl or ioctl, which may
-            // block in the kernel, nor getdents: a passed call is made with
-            // every signal blocked, and the kernel lists a directory in
-            // full then, where after a ptrace stop a pending signal cuts
-            // the listing short.
-            SYS_close | SYS_close_range | SYS_dup | SYS_dup2 | SYS_dup3 => None,
-            SYS_socket | SYS_connect | SYS_accept | SYS_accept4 | SYS_bind | SYS_listen
-            | SYS_shutdown | SYS_sendmsg | SYS_recvmsg | SYS_sendmmsg | SYS_recvmmsg => None,
-            SYS_poll | SYS_ppoll | SYS_select | SYS_pselect6 | SYS_epoll_pwait2 => None,
-            SYS_timerfd_create | SYS_timerfd_settime | SYS_timerfd_gettime => None,
-            // Files and directories.
-            SYS_open | SYS_openat | SYS_openat2 | SYS_creat | SYS_stat | SYS_lstat
-            | SYS_newfstatat | SYS_statx | SYS_fstat | SYS_statfs | SYS_fstatfs | SYS_readlink
-            | SYS_readlinkat => None,
-            SYS_mkdir | SYS_mkdirat | SYS_rmdir | SYS_unlink | SYS_unlinkat | SYS_rename
-            | SYS_renameat | SYS_renameat2 | SYS_link | SYS_linkat | SYS_truncate
-            | SYS_ftruncate | SYS_fallocate | SYS_sync | SYS_syncfs => None,
-            // The machine.
-            SYS_uname | SYS_sysinfo | SYS_getrandom | SYS_sched_getaffinity => None,
-            _ => Some(ch::REPLY_TRAP),
+            _ => None,
         }
     }
 
@@ -492,4 +462,103 @@ impl Supervisor {
             }
         }
     }
+}
+
+/// Whether the channel takes call `nr` at all (`trap_reply` then looks at
+/// its descriptor for some). Only calls whose handlers need no more of the
+/// caller's registers than the call, its arguments and its stack pointer
+/// qualify: reads and writes, sleeps, futex calls, yields, epoll waits and
+/// polls, the calls that make, use and close descriptors (sockets and
+/// their connections, options and names, files and directories, timerfds,
+/// dups), a few questions about the machine, and the clock reads
+/// faultline's vDSO posts. Not fcntl or ioctl, which may block in the
+/// kernel, nor getdents: a passed call is made with every signal blocked,
+/// and the kernel lists a directory in full then, where after a ptrace stop
+/// a pending signal cuts the listing short. Not the calls that start, end
+/// or wait for threads and processes, signals, or memory.
+#[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
+pub(crate) fn channel_may_take(nr: i64) -> bool {
+    use libc::*;
+    matches!(
+        nr,
+        SYS_clock_nanosleep
+            | SYS_futex
+            | SYS_nanosleep
+            | SYS_sched_yield
+            | SYS_epoll_wait
+            | SYS_epoll_pwait
+            | SYS_clock_gettime
+            | SYS_gettimeofday
+            | SYS_time
+            | SYS_read
+            | SYS_write
+            | SYS_readv
+            | SYS_writev
+            | SYS_recvfrom
+            | SYS_sendto
+            | SYS_pwrite64
+            | SYS_setsockopt
+            | SYS_getsockopt
+            | SYS_getsockname
+            | SYS_getpeername
+            | SYS_epoll_ctl
+            | SYS_fdatasync
+            | SYS_fsync
+            | SYS_close
+            | SYS_close_range
+            | SYS_dup
+            | SYS_dup2
+            | SYS_dup3
+            | SYS_socket
+            | SYS_connect
+            | SYS_accept
+            | SYS_accept4
+            | SYS_bind
+            | SYS_listen
+            | SYS_shutdown
+            | SYS_sendmsg
+            | SYS_recvmsg
+            | SYS_sendmmsg
+            | SYS_recvmmsg
+            | SYS_poll
+            | SYS_ppoll
+            | SYS_select
+            | SYS_pselect6
+            | SYS_epoll_pwait2
+            | SYS_timerfd_create
+            | SYS_timerfd_settime
+            | SYS_timerfd_gettime
+            | SYS_open
+            | SYS_openat
+            | SYS_openat2
+            | SYS_creat
+            | SYS_stat
+            | SYS_lstat
+            | SYS_newfstatat
+            | SYS_statx
+            | SYS_fstat
+            | SYS_statfs
+            | SYS_fstatfs
+            | SYS_readlink
+            | SYS_readlinkat
+            | SYS_mkdir
+            | SYS_mkdirat
+            | SYS_rmdir
+            | SYS_unlink
+            | SYS_unlinkat
+            | SYS_rename
+            | SYS_renameat
+            | SYS_renameat2
+            | SYS_link
+            | SYS_linkat
+            | SYS_truncate
+            | SYS_ftruncate
+            | SYS_fallocate
+            | SYS_sync
+            | SYS_syncfs
+            | SYS_uname
+            | SYS_sysinfo
+            | SYS_getrandom
+            | SYS_sched_getaffinity
+    )
 }

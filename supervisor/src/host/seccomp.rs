@@ -49,6 +49,8 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 pub struct FastPath {
     /// The 4 KiB page whose `futex` calls run natively.
     pub page: u64,
+    /// A second such page (the stubs of glibc's patched call sites).
+    pub stubs: u64,
     /// The one `syscall` instruction any call may be made from.
     pub gate: u64,
 }
@@ -57,8 +59,9 @@ pub struct FastPath {
 /// and every number past `last`, the syscall table's last.
 /// Foreign-architecture and x32 calls are refused with ENOSYS: they would
 /// bypass the syscall table the supervisor understands. With `fast_path`,
-/// `futex` made from its 4 KiB page runs natively (the trampoline, whose
-/// waits on the channel must not stop in ptrace themselves), and so does
+/// `futex` made from its two 4 KiB pages runs natively (the trampoline and
+/// the libc stubs, whose waits on the channel must not stop in ptrace
+/// themselves), and so does
 /// any call made by the `syscall` at its gate (the pass gate).
 ///
 /// A call that is not trapped is let through on its number alone, before
@@ -90,7 +93,7 @@ pub fn build_filter(
     }
     prog.push(jump(BPF_JGT_K, last as u32, 1, 0));
     prog.push(stmt(BPF_RET_K, SECCOMP_RET_ALLOW));
-    if let Some(FastPath { page, gate }) = fast_path {
+    if let Some(FastPath { page, stubs, gate }) = fast_path {
         // The kernel reports the address after the `syscall`.
         let after = gate + 2;
         prog.extend([
@@ -101,17 +104,27 @@ pub fn build_filter(
             stmt(BPF_RET_K, SECCOMP_RET_ALLOW),
             stmt(BPF_LD_W_ABS, OFF_NR),
         ]);
-        let (hi, lo) = ((page >> 32) as u32, page as u32);
-        // Not futex, or not from the page: on to the TRACE return.
-        prog.extend([
-            jump(BPF_JEQ_K, libc::SYS_futex as u32, 0, 6),
-            stmt(BPF_LD_W_ABS, OFF_IP + 4),
-            jump(BPF_JEQ_K, hi, 0, 4),
-            stmt(BPF_LD_W_ABS, OFF_IP),
-            jump(BPF_JGE_K, lo, 0, 2),
-            jump(BPF_JGE_K, lo + 4096, 1, 0),
-            stmt(BPF_RET_K, SECCOMP_RET_ALLOW),
-        ]);
+        // Not futex: on to the TRACE return. Each page's check falls
+        // through to the next (the last one's to the TRACE return) when
+        // the call was not made from that page.
+        let pages = [page, stubs];
+        prog.push(jump(
+            BPF_JEQ_K,
+            libc::SYS_futex as u32,
+            0,
+            6 * pages.len() as u8,
+        ));
+        for page in pages {
+            let (hi, lo) = ((page >> 32) as u32, page as u32);
+            prog.extend([
+                stmt(BPF_LD_W_ABS, OFF_IP + 4),
+                jump(BPF_JEQ_K, hi, 0, 4),
+                stmt(BPF_LD_W_ABS, OFF_IP),
+                jump(BPF_JGE_K, lo, 0, 2),
+                jump(BPF_JGE_K, lo + 4096, 1, 0),
+                stmt(BPF_RET_K, SECCOMP_RET_ALLOW),
+            ]);
+        }
     }
     prog.push(stmt(BPF_RET_K, SECCOMP_RET_TRACE));
     prog
@@ -210,6 +223,7 @@ mod tests {
     fn untrapped_calls_are_let_through_on_their_number_alone() {
         let fast = FastPath {
             page: 0x10_2000,
+            stubs: 0x7fff_f000_0000,
             gate: 0x10_2800,
         };
         let trapped = [libc::SYS_read, libc::SYS_futex, libc::SYS_nanosleep];

@@ -2,7 +2,7 @@
 //! process it traces, what each stopped thread will do when it is next
 //! resumed, and what a parked thread waits for.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::sim::fdkind::FdKind;
 use crate::sim::memory::Regs;
@@ -281,6 +281,25 @@ pub struct ChannelRequest {
     pub peek: crate::sim::peek::Peek,
 }
 
+/// The patched glibc call sites of a process (`fast_path::libc_sites`).
+#[derive(Debug, Clone, Default)]
+pub struct LibcStubs {
+    /// Bytes of the stub page in use (the shared code, then one stub per
+    /// patched site).
+    pub used: u64,
+    /// libc's code in this process (start, end), once looked up; None
+    /// inside when it has none.
+    pub text: Option<Option<(u64, u64)>>,
+    /// Whether the LD_PRELOAD library's pass gate is mapped, once found:
+    /// the shared code makes passed calls there.
+    pub gate: bool,
+    /// The sites already looked at (patched or left alone).
+    pub seen: BTreeSet<u64>,
+    /// The patched sites and their stubs: a call of such a site rewound
+    /// to run again (its `syscall` now part of the jump) runs its stub.
+    pub patched: BTreeMap<u64, u64>,
+}
+
 /// One traced thread.
 #[derive(Debug)]
 pub struct Thread {
@@ -313,8 +332,13 @@ pub struct Thread {
     /// The fast-path request it waits on an answer to (it is then blocked in
     /// the LD_PRELOAD library, not stopped in ptrace).
     pub channel_wait: Option<ChannelRequest>,
-    /// The channel slot it posts in, freed when it is gone.
+    /// The channel slot the LD_PRELOAD library posts in for it, freed
+    /// when it is gone.
     pub channel_slot: Option<usize>,
+    /// The slot the supervisor gave it, named by its GS base, that patched
+    /// code posts in (a Go runtime's wrappers, glibc's call sites); freed
+    /// when it is gone or execs.
+    pub gs_slot: Option<usize>,
     /// The seccomp notification it waits on an answer to (it is then
     /// waiting in the kernel, not stopped in ptrace).
     pub notified: Option<u64>,
@@ -351,6 +375,7 @@ impl Thread {
             connect_pending: None,
             channel_wait: None,
             channel_slot: None,
+            gs_slot: None,
             notified: None,
             notified_redo: false,
             held_mask: None,
@@ -393,6 +418,10 @@ pub struct Process {
     /// (`fast_path::go_runtime`; a forked child's copy is patched too): its
     /// threads need a slot, named by their GS base, before they first run.
     pub go_patched: bool,
+    /// glibc's `syscall` sites are patched in it as they are first reached
+    /// (`fast_path::libc_sites`; a forked child's copy too): its threads
+    /// need a slot, named by their GS base, before they first run.
+    pub libc_stubs: Option<LibcStubs>,
     /// The loader's descriptor of that library while it is open: its calls
     /// on it are not the program's and are neither recorded nor scheduled.
     pub loader_fd: Option<i32>,
@@ -423,6 +452,7 @@ impl Process {
             vfork_parent: None,
             channel_user: false,
             go_patched: false,
+            libc_stubs: None,
             loader_fd: None,
             interp: None,
             start_ns,
