@@ -213,14 +213,13 @@ impl Supervisor {
         // A thread stopped between the two instructions would resume in
         // the middle of the jump, and one that stopped at this site's call
         // may be in it in the kernel, which runs it again at its `syscall`
-        // if a signal interrupts it.
+        // if a signal interrupts it. (One waiting for an answer on the
+        // channel is in the stub code, whatever its last stop left in its
+        // registers.)
         let inside = |rip: u64| rip > site && rip <= site + SITE_LEN;
-        if self
-            .sim
-            .threads
-            .values()
-            .any(|t| t.pid == pid && t.vtid != vtid && inside(t.regs.rip))
-        {
+        if self.sim.threads.values().any(|t| {
+            t.pid == pid && t.vtid != vtid && t.channel_wait.is_none() && inside(t.regs.rip)
+        }) {
             return;
         }
         let Some((stub, jump)) = site_stub(at, site, nr as u32) else {
