@@ -59,12 +59,49 @@ enum PatchError {
     /// be run in it.
     #[error("faultline's vDSO is not installed, so no call can be injected")]
     NoVdso,
-    /// An injected call could not be run, or failed.
+    /// The stub page or the channel could not be mapped.
     #[error(transparent)]
-    Injected(#[from] inject::CallError),
+    Map(#[from] MapError),
     /// Its memory could not be read or written.
     #[error("its memory: {0}")]
     Memory(#[from] std::io::Error),
+}
+
+/// Why a stub page and the channel could not be mapped in a process.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum MapError {
+    /// An injected call could not be run, or failed.
+    #[error(transparent)]
+    Injected(#[from] inject::CallError),
+    /// Its memory could not be written.
+    #[error("its memory: {0}")]
+    Memory(#[from] std::io::Error),
+}
+
+/// Maps a page of stub code `code` at `at` and the channel at
+/// [`ch::GO_CHANNEL_AT`] in `pid`, with the calls run at `stub`,
+/// faultline's vDSO's injection point: what patched code (a Go runtime's
+/// wrappers, glibc's call sites) needs to post its calls.
+pub(crate) fn map_stub_page(pid: i32, stub: u64, at: u64, code: &[u8]) -> Result<(), MapError> {
+    let prot = (libc::PROT_READ | libc::PROT_EXEC) as u64;
+    let anon = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE) as u64;
+    inject::mmap_at(
+        pid,
+        stub,
+        "mmap of the stub page",
+        [at, 4096, prot, anon, u64::MAX, 0],
+    )?;
+    tracee::Process(pid).write_mem(at, code)?;
+    let len = ch::SIZE.div_ceil(4096) as u64 * 4096;
+    let rw = (libc::PROT_READ | libc::PROT_WRITE) as u64;
+    let shared = (libc::MAP_SHARED | libc::MAP_FIXED_NOREPLACE) as u64;
+    inject::mmap_at(
+        pid,
+        stub,
+        "mmap of the channel",
+        [ch::GO_CHANNEL_AT, len, rw, shared, ch::FD as u64, 0],
+    )?;
+    Ok(())
 }
 
 impl Supervisor {
@@ -179,24 +216,7 @@ fn patch(pid: i32, stub: u64, go: &GoFunctions) -> Result<Vec<&'static str>, Pat
         return Err(PatchError::NoWrapper);
     }
     let (page, jumps) = go_stub::rewrite(ch::TRAMPOLINE, &sites).ok_or(PatchError::Reach)?;
-    let prot = (libc::PROT_READ | libc::PROT_EXEC) as u64;
-    let anon = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE) as u64;
-    inject::mmap_at(
-        pid,
-        stub,
-        "mmap of the stub page",
-        [ch::TRAMPOLINE, 4096, prot, anon, u64::MAX, 0],
-    )?;
-    mem.write_mem(ch::TRAMPOLINE, &page)?;
-    let len = ch::SIZE.div_ceil(4096) as u64 * 4096;
-    let rw = (libc::PROT_READ | libc::PROT_WRITE) as u64;
-    let shared = (libc::MAP_SHARED | libc::MAP_FIXED_NOREPLACE) as u64;
-    inject::mmap_at(
-        pid,
-        stub,
-        "mmap of the channel",
-        [ch::GO_CHANNEL_AT, len, rw, shared, ch::FD as u64, 0],
-    )?;
+    map_stub_page(pid, stub, ch::TRAMPOLINE, &page)?;
     // The program never sees the descriptor, as on a run without the fast
     // path (etcd counts its open descriptors; that count is in its metrics).
     let _ = inject::syscall(pid, stub, libc::SYS_close, [ch::FD as u64, 0, 0, 0, 0, 0]);

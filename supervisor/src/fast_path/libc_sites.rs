@@ -23,8 +23,9 @@
 use faultline_channel as ch;
 
 use crate::engine::Supervisor;
+use crate::fast_path::go_runtime::map_stub_page;
 use crate::fast_path::go_stub::{common, rel32};
-use crate::host::{inject, tracee};
+use crate::host::tracee;
 use crate::sim::memory::{Memory, Regs};
 use crate::sim::world::{LibcStubs, Resume, ThreadState, Vtid};
 
@@ -128,7 +129,7 @@ impl Supervisor {
         let Some(stub) = self.vdso_pages.get(&mm).map(|p| p.inject_stub()) else {
             return;
         };
-        let mapped = map_stub_page(pid, stub);
+        let mapped = map_stub_page(pid, stub, ch::LIBC_STUBS_AT, common());
         match mapped {
             Ok(()) => {
                 let p = self.sim.procs.get_mut(&pid).expect("exec'd process");
@@ -238,42 +239,6 @@ impl Supervisor {
             p.channel_user = true;
         }
     }
-}
-
-/// Maps the stub page (with the shared code at its start) and the channel
-/// in `pid`, running the calls at `stub`, faultline's vDSO's injection
-/// point.
-fn map_stub_page(pid: i32, stub: u64) -> Result<(), StubPageError> {
-    let prot = (libc::PROT_READ | libc::PROT_EXEC) as u64;
-    let anon = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE) as u64;
-    inject::mmap_at(
-        pid,
-        stub,
-        "mmap of the libc stub page",
-        [ch::LIBC_STUBS_AT, 4096, prot, anon, u64::MAX, 0],
-    )?;
-    tracee::Process(pid).write_mem(ch::LIBC_STUBS_AT, common())?;
-    let len = ch::SIZE.div_ceil(4096) as u64 * 4096;
-    let rw = (libc::PROT_READ | libc::PROT_WRITE) as u64;
-    let shared = (libc::MAP_SHARED | libc::MAP_FIXED_NOREPLACE) as u64;
-    inject::mmap_at(
-        pid,
-        stub,
-        "mmap of the channel",
-        [ch::GO_CHANNEL_AT, len, rw, shared, ch::FD as u64, 0],
-    )?;
-    Ok(())
-}
-
-/// Why glibc's call sites were left unpatched in a process.
-#[derive(Debug, thiserror::Error)]
-enum StubPageError {
-    /// An injected call could not be run, or failed.
-    #[error(transparent)]
-    Injected(#[from] inject::CallError),
-    /// Its memory could not be written.
-    #[error("its memory: {0}")]
-    Memory(#[from] std::io::Error),
 }
 
 #[cfg(test)]
