@@ -211,6 +211,10 @@ fn no_process_survives_killed_supervisor(program: Program) {
 
     faultline.kill().expect("SIGKILL faultline"); // by its pid only
     faultline.wait().expect("reap faultline");
+    // A SIGKILLed faultline cannot remove its scratch directory (the
+    // simulated /etc files): this test removes what its run left.
+    let scratch = std::env::temp_dir().join(format!("faultline-exec-{}", faultline.id()));
+    let _ = std::fs::remove_dir_all(scratch);
 
     let survivors = survivors_after(&tracees, Duration::from_secs(5));
     for p in &survivors {
