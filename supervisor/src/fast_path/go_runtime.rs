@@ -110,10 +110,7 @@ impl Supervisor {
     /// runtime's wrappers, and gives the thread its slot. Any failure is
     /// reported once and leaves the program on ptrace stops.
     pub(crate) fn patch_go_runtime(&mut self, vtid: Vtid, pid: i32, mm: u32, go: &GoFunctions) {
-        // A program exec'd by a patched one has no channel descriptor (that
-        // one closed it): it stays on ptrace stops.
-        let has_channel = std::fs::symlink_metadata(format!("/proc/{pid}/fd/{}", ch::FD)).is_ok();
-        if self.channel.is_none() || !has_channel {
+        if !self.channel_inherited(pid) {
             return;
         }
         let Some(stub) = self.vdso_pages.get(&mm).map(|p| p.inject_stub()) else {
@@ -137,6 +134,14 @@ impl Supervisor {
             }
             Err(e) => self.report_unpatched(pid, "the Go runtime", &e.to_string()),
         }
+    }
+
+    /// Whether the channel is on and process `pid` holds its descriptor,
+    /// which patched code needs mapped. A program exec'd by a patched Go
+    /// program has none (that one closed it): it stays on ptrace stops.
+    pub(crate) fn channel_inherited(&self, pid: i32) -> bool {
+        self.channel.is_some()
+            && std::fs::symlink_metadata(format!("/proc/{pid}/fd/{}", ch::FD)).is_ok()
     }
 
     /// Says once that `what` of `pid`'s program is left on ptrace stops.

@@ -35,6 +35,10 @@ const SYSCALL: [u8; 2] = [0x0f, 0x05];
 /// Bytes a site has: `mov eax, NR` (5) and `syscall` (2).
 const SITE_LEN: u64 = 7;
 
+/// Bytes of one site's stub ([`site_stub`]): the stubs follow the shared
+/// code in the page, in the order their sites were patched.
+const STUB_LEN: u64 = 31;
+
 /// Bytes that change an instruction when they come before it: the site's
 /// `b8` would then not start the `mov eax` it seems to (`41 b8` is
 /// `mov r8d`).
@@ -122,8 +126,7 @@ impl Supervisor {
     /// reached. A failure is reported once and leaves libc's own calls on
     /// ptrace stops.
     pub(crate) fn prepare_libc_stubs(&mut self, vtid: Vtid, pid: i32, mm: u32) {
-        let has_channel = std::fs::symlink_metadata(format!("/proc/{pid}/fd/{}", ch::FD)).is_ok();
-        if self.channel.is_none() || !has_channel {
+        if !self.channel_inherited(pid) {
             return;
         }
         let Some(stub) = self.vdso_pages.get(&mm).map(|p| p.inject_stub()) else {
@@ -133,10 +136,7 @@ impl Supervisor {
         match mapped {
             Ok(()) => {
                 let p = self.sim.procs.get_mut(&pid).expect("exec'd process");
-                p.libc_stubs = Some(LibcStubs {
-                    used: common().len() as u64,
-                    ..LibcStubs::default()
-                });
+                p.libc_stubs = Some(LibcStubs::default());
                 self.give_go_slot(vtid);
             }
             Err(e) => self.report_unpatched(pid, "glibc", &e.to_string()),
@@ -157,11 +157,13 @@ impl Supervisor {
 
     /// Once the call thread `vtid` made (registers `regs` at its stop) was
     /// decided at its seccomp stop, or `done` at its syscall-exit stop:
-    /// patches the libc site it came from, if it is one to patch and has
-    /// not been looked at. Not while a call the kernel may run again at its
-    /// `syscall` (one a signal interrupts while it waits in the kernel) is
-    /// still to be made there: a passed call that may wait is patched at
-    /// its exit, or when the site is next reached.
+    /// patches the libc site it came from, if it is one to patch and was
+    /// not left alone for good. Not while a call the kernel may run again
+    /// at its `syscall` (one a signal interrupts while it waits in the
+    /// kernel) is still to be made there, nor before the library's pass
+    /// gate is mapped or while another thread may resume inside the site:
+    /// such a site is patched at the call's exit, or when it is next
+    /// reached.
     pub(crate) fn patch_libc_site(&mut self, vtid: Vtid, regs: &Regs, done: bool) {
         let nr = regs.orig_rax as i64;
         let waits_in_kernel = match &self.sim.threads[&vtid].state {
@@ -182,7 +184,7 @@ impl Supervisor {
         let Some(stubs) = p.libc_stubs.as_mut().filter(|_| wanted) else {
             return;
         };
-        if !stubs.seen.insert(site) {
+        if stubs.refused.contains(&site) || stubs.patched.contains_key(&site) {
             return;
         }
         let mem = tracee::Process(pid);
@@ -197,20 +199,22 @@ impl Supervisor {
             }
         }
         let text = *stubs.text.get_or_insert_with(|| libc_text(pid));
-        if !text.is_some_and(|(lo, hi)| site > lo && regs.rip <= hi) {
-            return;
-        }
-        let at = ch::LIBC_STUBS_AT + stubs.used;
+        let in_libc = text.is_some_and(|(lo, hi)| site > lo && regs.rip <= hi);
+        let at = ch::LIBC_STUBS_AT + common().len() as u64 + STUB_LEN * stubs.patched.len() as u64;
         let mut code = [0u8; 1 + SITE_LEN as usize];
-        if mem.read_mem(site - 1, &mut code).is_err() {
-            return;
-        }
         let mut want = vec![0xb8];
         want.extend_from_slice(&(nr as u32).to_le_bytes());
         want.extend_from_slice(&SYSCALL);
-        if code[1..] != want[..] || is_prefix(code[0]) {
+        let shaped = in_libc
+            && mem.read_mem(site - 1, &mut code).is_ok()
+            && code[1..] == want[..]
+            && !is_prefix(code[0]);
+        let stub = site_stub(at, site, nr as u32)
+            .filter(|_| shaped && at + STUB_LEN <= ch::LIBC_STUBS_AT + 4096);
+        let Some((stub, jump)) = stub else {
+            stubs.refused.insert(site);
             return;
-        }
+        };
         // A thread stopped between the two instructions would resume in
         // the middle of the jump, and one that stopped at this site's call
         // may be in it in the kernel, which runs it again at its `syscall`
@@ -223,20 +227,17 @@ impl Supervisor {
         }) {
             return;
         }
-        let Some((stub, jump)) = site_stub(at, site, nr as u32) else {
+        let written = mem.write_mem(at, &stub).is_ok() && mem.write_mem(site, &jump).is_ok();
+        let p = self.sim.procs.get_mut(&pid).expect("process");
+        let Some(stubs) = p.libc_stubs.as_mut() else {
             return;
         };
-        if at + stub.len() as u64 > ch::LIBC_STUBS_AT + 4096 {
-            return;
-        }
-        if mem.write_mem(at, &stub).is_ok() && mem.write_mem(site, &jump).is_ok() {
-            let p = self.sim.procs.get_mut(&pid).expect("process");
-            if let Some(stubs) = p.libc_stubs.as_mut() {
-                stubs.used += stub.len() as u64;
-                stubs.patched.insert(site, at);
-            }
+        if written {
+            stubs.patched.insert(site, at);
             // Its threads post now: waits for them watch the channel.
             p.channel_user = true;
+        } else {
+            stubs.refused.insert(site);
         }
     }
 }
@@ -250,6 +251,7 @@ mod tests {
         let site = 0x7fff_f7d9_1234;
         let at = ch::LIBC_STUBS_AT + 0x400;
         let (stub, jump) = site_stub(at, site, 257).expect("near enough");
+        assert_eq!(stub.len() as u64, STUB_LEN);
         // The jump over the site, then int3s to its end.
         assert_eq!(jump.len(), 7);
         assert_eq!(jump[0], 0xe9);

@@ -284,19 +284,18 @@ pub struct ChannelRequest {
 /// The patched glibc call sites of a process (`fast_path::libc_sites`).
 #[derive(Debug, Clone, Default)]
 pub struct LibcStubs {
-    /// Bytes of the stub page in use (the shared code, then one stub per
-    /// patched site).
-    pub used: u64,
     /// libc's code in this process (start, end), once looked up; None
     /// inside when it has none.
     pub text: Option<Option<(u64, u64)>>,
     /// Whether the LD_PRELOAD library's pass gate is mapped, once found:
     /// the shared code makes passed calls there.
     pub gate: bool,
-    /// The sites already looked at (patched or left alone).
-    pub seen: BTreeSet<u64>,
-    /// The patched sites and their stubs: a call of such a site rewound
-    /// to run again (its `syscall` now part of the jump) runs its stub.
+    /// The sites left alone for good (not of the expected shape, out of
+    /// libc's code or of the page's room).
+    pub refused: BTreeSet<u64>,
+    /// The patched sites and their stubs, in the page in the order they
+    /// were patched: a call of such a site rewound to run again (its
+    /// `syscall` now part of the jump) runs its stub.
     pub patched: BTreeMap<u64, u64>,
 }
 
