@@ -363,7 +363,11 @@ impl RunScenario {
         ScenarioRun {
             run: run_command(self.command(), self.timeout),
             name: self.name.clone(),
-            artifacts: self.artifacts.clone(),
+            // A relative artifacts path is faultline's, from its directory.
+            artifacts: self.artifacts.as_ref().map(|a| match &self.cwd {
+                Some(cwd) => cwd.join(a),
+                None => a.clone(),
+            }),
         }
     }
 }

@@ -73,7 +73,9 @@ command = ["bash", "-c", "sleep 1; redis-cli -h db set k hello && redis-cli -h d
 /// The same seed gives the same run wherever the scenario, the artifacts and
 /// faultline's working directory are: the second run's scenario sits in a
 /// deeper folder with a longer name and runs from elsewhere, so any host
-/// path leaking into the trace would change its hash.
+/// path leaking into the trace would change its hash. Its artifacts path is
+/// relative to faultline's directory, not the node's (the scenario's): the
+/// client still finds `db` in the simulated /etc/hosts written there.
 #[test]
 fn redis_info_is_the_same_on_every_run_and_from_any_directory() {
     let dir = scratch_dir("redis");
@@ -90,8 +92,8 @@ fn redis_info_is_the_same_on_every_run_and_from_any_directory() {
     let second = ScenarioFile::raw(&far, "redis.toml", REDIS)
         .runner()
         .seed(1)
-        .artifacts(far.join("artifacts-elsewhere"))
-        .cwd(&far)
+        .artifacts("artifacts-elsewhere")
+        .cwd(&dir)
         .run();
     first.expect_code(0);
     assert_same_scenario_outcome(&first, &second);

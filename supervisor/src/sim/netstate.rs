@@ -143,6 +143,12 @@ impl NetState {
             })?;
             hosts.insert(name.clone(), id);
         }
+        // Absolute: the programs open these files from their own working
+        // directories, not faultline's.
+        let dir = &std::path::absolute(dir).map_err(|err| NetSetupError::Write {
+            path: dir.to_path_buf(),
+            err,
+        })?;
         let write = |name: &str, text: &str| {
             let path = dir.join(name);
             std::fs::write(&path, text).map_err(|err| NetSetupError::Write { path, err })
