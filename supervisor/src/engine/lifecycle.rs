@@ -456,7 +456,8 @@ impl Supervisor {
         old_slots.into_iter().for_each(|s| self.release_slot(s));
         if let Some(go) = go {
             self.patch_go_runtime(vtid, pid, mm, &go);
-        } else if interp.is_some() {
+        }
+        if interp.is_some() {
             self.prepare_libc_stubs(vtid, pid, mm);
         }
         self.sim.record(vtid, "exec", &[], &name);

@@ -22,7 +22,7 @@ use crate::sim::world::Vtid;
 /// The runtime wrappers routed over the channel, with the instruction
 /// before each one's `syscall`. A program has those of its Go release
 /// (`Syscall6` moved to `internal/runtime/syscall` in Go 1.23).
-pub const GO_CALLS: [(&str, Lead); 9] = [
+pub const GO_CALLS: [(&str, Lead); 10] = [
     ("runtime.futex", Lead::LoadNr(libc::SYS_futex as u32)),
     ("runtime.usleep", Lead::LoadNr(libc::SYS_nanosleep as u32)),
     (
@@ -37,6 +37,11 @@ pub const GO_CALLS: [(&str, Lead); 9] = [
     // The netpoller's wake-ups (an eventfd written and drained).
     ("runtime.write1", Lead::LoadNr(libc::SYS_write as u32)),
     ("runtime.read", Lead::LoadNr(libc::SYS_read as u32)),
+    // Each start sets the handlers of all 65 signals, reading each first.
+    (
+        "runtime.rt_sigaction",
+        Lead::LoadNr(libc::SYS_rt_sigaction as u32),
+    ),
     ("runtime/internal/syscall.Syscall6", Lead::MoveRdiRbx),
     ("internal/runtime/syscall.Syscall6", Lead::MoveRdiRbx),
 ];
@@ -83,15 +88,7 @@ pub(crate) enum MapError {
 /// faultline's vDSO's injection point: what patched code (a Go runtime's
 /// wrappers, glibc's call sites) needs to post its calls.
 pub(crate) fn map_stub_page(pid: i32, stub: u64, at: u64, code: &[u8]) -> Result<(), MapError> {
-    let prot = (libc::PROT_READ | libc::PROT_EXEC) as u64;
-    let anon = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE) as u64;
-    inject::mmap_at(
-        pid,
-        stub,
-        "mmap of the stub page",
-        [at, 4096, prot, anon, u64::MAX, 0],
-    )?;
-    tracee::Process(pid).write_mem(at, code)?;
+    map_code_page(pid, stub, at, code)?;
     let len = ch::SIZE.div_ceil(4096) as u64 * 4096;
     let rw = (libc::PROT_READ | libc::PROT_WRITE) as u64;
     let shared = (libc::MAP_SHARED | libc::MAP_FIXED_NOREPLACE) as u64;
@@ -101,6 +98,21 @@ pub(crate) fn map_stub_page(pid: i32, stub: u64, at: u64, code: &[u8]) -> Result
         "mmap of the channel",
         [ch::GO_CHANNEL_AT, len, rw, shared, ch::FD as u64, 0],
     )?;
+    Ok(())
+}
+
+/// Maps a page of stub code `code` at `at` in `pid` (calls run at
+/// `stub`): a second stub page, in a process whose channel is mapped.
+pub(crate) fn map_code_page(pid: i32, stub: u64, at: u64, code: &[u8]) -> Result<(), MapError> {
+    let prot = (libc::PROT_READ | libc::PROT_EXEC) as u64;
+    let anon = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE) as u64;
+    inject::mmap_at(
+        pid,
+        stub,
+        "mmap of the stub page",
+        [at, 4096, prot, anon, u64::MAX, 0],
+    )?;
+    tracee::Process(pid).write_mem(at, code)?;
     Ok(())
 }
 

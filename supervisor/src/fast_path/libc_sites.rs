@@ -10,6 +10,10 @@
 //! after the original `syscall`. Later calls from that site go over the
 //! channel, dispatched by the same handlers with the same trace events.
 //!
+//! glibc's `read` has another shape: `xor eax, eax; syscall` is too short
+//! for the jump, so the jump covers the `cmp rax, -4096` after it too, and
+//! the stub makes that compare before it jumps back (see [`Shape`]).
+//!
 //! The stubs live in one page at [`ch::LIBC_STUBS_AT`], which the seccomp
 //! filter lets make futex calls (the shared code's waits), mapped with the
 //! channel (at [`ch::GO_CHANNEL_AT`]) at the program's exec. A stub first
@@ -23,21 +27,84 @@
 use faultline_channel as ch;
 
 use crate::engine::Supervisor;
-use crate::fast_path::go_runtime::map_stub_page;
+use crate::fast_path::go_runtime::{map_code_page, map_stub_page};
 use crate::fast_path::go_stub::{common, rel32};
 use crate::host::tracee;
+use crate::sim::fdkind::FdKind;
 use crate::sim::memory::{Memory, Regs};
 use crate::sim::world::{LibcStubs, Resume, ThreadState, Vtid};
 
 /// `syscall`.
 const SYSCALL: [u8; 2] = [0x0f, 0x05];
 
-/// Bytes a site has: `mov eax, NR` (5) and `syscall` (2).
-const SITE_LEN: u64 = 7;
+/// `cmp rax, -4096`: glibc's test of a call's result for an error.
+const CHECK_RESULT: [u8; 6] = [0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff];
 
-/// Bytes of one site's stub ([`site_stub`]): the stubs follow the shared
-/// code in the page, in the order their sites were patched.
-const STUB_LEN: u64 = 31;
+/// Bytes of one site's stub ([`site_stub`], padded with int3s): the stubs
+/// follow the shared code in the page, in the order their sites were
+/// patched.
+const STUB_LEN: u64 = 31 + CHECK_RESULT.len() as u64;
+
+/// Where the tail a stub makes for its site ([`Shape::tail`]) starts in the
+/// stub: after the step down, the number, r11, the call and the step up.
+const STUB_TAIL_AT: u64 = 26;
+
+/// How a patchable site looks around its `syscall`. A site is named by the
+/// address of that `syscall`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// `mov eax, NR; syscall`: the stub comes back right after the call.
+    LoadNr,
+    /// `xor eax, eax; syscall; cmp rax, -4096` (glibc's `read`): the jump
+    /// needs the compare's bytes too, so the stub makes it, and a thread
+    /// stopped at the call resumes at the stub's copy of it.
+    ZeroNrThenCheck,
+}
+
+impl Shape {
+    /// The bytes before the `syscall` for call `nr`.
+    fn lead(self, nr: u32) -> Vec<u8> {
+        match self {
+            Shape::LoadNr => [&[0xb8][..], &nr.to_le_bytes()].concat(),
+            Shape::ZeroNrThenCheck => vec![0x31, 0xc0],
+        }
+    }
+
+    /// The instructions after the `syscall` the jump covers, which the stub
+    /// makes before it jumps back.
+    fn tail(self) -> &'static [u8] {
+        match self {
+            Shape::LoadNr => &[],
+            Shape::ZeroNrThenCheck => &CHECK_RESULT,
+        }
+    }
+
+    /// The site's first byte, for its `syscall` at `call`.
+    fn start(self, call: u64, nr: u32) -> u64 {
+        call - self.lead(nr).len() as u64
+    }
+
+    /// The first byte after the site: where its stub jumps back to.
+    fn end(self, call: u64) -> u64 {
+        call + SYSCALL.len() as u64 + self.tail().len() as u64
+    }
+
+    /// The shape of call `nr`'s site whose `syscall` is at `call`, if it is
+    /// one of these: the bytes around it are `code` (from `call - 6`), and
+    /// the byte before the lead must not change its meaning.
+    fn of(code: &[u8; 16], nr: u32) -> Option<Shape> {
+        [Shape::LoadNr, Shape::ZeroNrThenCheck]
+            .into_iter()
+            .find(|shape| {
+                let lead = shape.lead(nr);
+                let from = 6 - lead.len();
+                let want = [&lead[..], &SYSCALL, shape.tail()].concat();
+                (*shape == Shape::LoadNr || nr == 0)
+                    && !is_prefix(code[from - 1])
+                    && code[from..from + want.len()] == want[..]
+            })
+    }
+}
 
 /// Bytes that change an instruction when they come before it: the site's
 /// `b8` would then not start the `mov eax` it seems to (`41 b8` is
@@ -61,8 +128,21 @@ fn patched_call(nr: i64) -> bool {
 
 /// Calls the kernel never makes wait (so never runs again after a signal):
 /// a site of one of them may be patched while its passed call is still to
-/// be made.
-fn never_waits(nr: i64) -> bool {
+/// be made. An `fcntl` waits only for a lock (its command in `regs`), a
+/// `read` only on a descriptor that is not a file (`fd`, its kind).
+fn never_waits(nr: i64, regs: &Regs, fd: Option<FdKind>) -> bool {
+    match nr {
+        libc::SYS_fcntl => {
+            return !matches!(regs.rsi as i32, libc::F_SETLKW | libc::F_OFD_SETLKW);
+        }
+        libc::SYS_read => {
+            return matches!(
+                fd,
+                Some(FdKind::File | FdKind::Disk { .. } | FdKind::Proc | FdKind::Random)
+            );
+        }
+        _ => {}
+    }
     matches!(
         nr,
         libc::SYS_close
@@ -75,14 +155,16 @@ fn never_waits(nr: i64) -> bool {
             | libc::SYS_setsockopt
             | libc::SYS_getsockopt
             | libc::SYS_sched_getaffinity
+            | libc::SYS_rt_sigaction
     )
 }
 
-/// The stub of one site at `at`, for call `nr`, that comes back to `back`,
-/// and the jump written over the site at `site`. None if a jump cannot
+/// The stub at `at` of the site of `shape` whose `syscall` (of call `nr`)
+/// is at `call`, and the jump written over the site. None if a jump cannot
 /// reach.
-fn site_stub(at: u64, site: u64, nr: u32) -> Option<(Vec<u8>, Vec<u8>)> {
-    let mut stub = Vec::with_capacity(32);
+fn site_stub(at: u64, call: u64, shape: Shape, nr: u32) -> Option<(Vec<u8>, Vec<u8>)> {
+    let (site, back) = (shape.start(call, nr), shape.end(call));
+    let mut stub = Vec::with_capacity(STUB_LEN as usize);
     // lea rsp, [rsp - 128]
     stub.extend_from_slice(&[0x48, 0x8d, 0x64, 0x24, 0x80]);
     // mov eax, NR
@@ -95,10 +177,14 @@ fn site_stub(at: u64, site: u64, nr: u32) -> Option<(Vec<u8>, Vec<u8>)> {
     stub.extend_from_slice(&rel32(at + stub.len() as u64 + 4, ch::LIBC_STUBS_AT)?.to_le_bytes());
     // lea rsp, [rsp + 128]
     stub.extend_from_slice(&[0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0]);
-    // jmp back, after the original syscall
+    debug_assert_eq!(stub.len() as u64, STUB_TAIL_AT);
+    // what the jump covered after the syscall
+    stub.extend_from_slice(shape.tail());
+    // jmp back, after the site
     stub.push(0xe9);
-    stub.extend_from_slice(&rel32(at + stub.len() as u64 + 4, site + SITE_LEN)?.to_le_bytes());
-    let mut jump = vec![0xcc; SITE_LEN as usize];
+    stub.extend_from_slice(&rel32(at + stub.len() as u64 + 4, back)?.to_le_bytes());
+    stub.resize(STUB_LEN as usize, 0xcc);
+    let mut jump = vec![0xcc; (back - site) as usize];
     jump[0] = 0xe9;
     jump[1..5].copy_from_slice(&rel32(site + 5, at)?.to_le_bytes());
     Some((stub, jump))
@@ -121,18 +207,25 @@ fn libc_text(pid: i32) -> Option<(u64, u64)> {
 
 impl Supervisor {
     /// After the exec of a dynamic program `pid` (stopped at its exec
-    /// event), with the channel on: maps the stub page and the channel, and
-    /// gives the thread its slot. Its sites are patched later, as they are
-    /// reached. A failure is reported once and leaves libc's own calls on
-    /// ptrace stops.
+    /// event), with the channel on: maps the stub page and the channel
+    /// (which a patched Go runtime has mapped already: a Go program linked
+    /// with cgo makes some calls through libc, such as `sigaction` for each
+    /// signal at its start), and gives the thread its slot. Its sites are
+    /// patched later, as they are reached. A failure is reported once and
+    /// leaves libc's own calls on ptrace stops.
     pub(crate) fn prepare_libc_stubs(&mut self, vtid: Vtid, pid: i32, mm: u32) {
-        if !self.channel_inherited(pid) {
+        let beside_go = self.sim.procs.get(&pid).is_some_and(|p| p.go_patched);
+        if !beside_go && !self.channel_inherited(pid) {
             return;
         }
         let Some(stub) = self.vdso_pages.get(&mm).map(|p| p.inject_stub()) else {
             return;
         };
-        let mapped = map_stub_page(pid, stub, ch::LIBC_STUBS_AT, common());
+        let mapped = if beside_go {
+            map_code_page(pid, stub, ch::LIBC_STUBS_AT, common())
+        } else {
+            map_stub_page(pid, stub, ch::LIBC_STUBS_AT, common())
+        };
         match mapped {
             Ok(()) => {
                 let p = self.sim.procs.get_mut(&pid).expect("exec'd process");
@@ -146,12 +239,11 @@ impl Supervisor {
     /// Where a call rewound to run again resumes in process `pid`: at
     /// `rip` (its `syscall`), or at its site's stub if the site is patched.
     pub(crate) fn rewound_call_at(&self, pid: i32, rip: u64) -> u64 {
-        let site = rip.wrapping_sub(5);
         self.sim
             .procs
             .get(&pid)
             .and_then(|p| p.libc_stubs.as_ref())
-            .and_then(|s| s.patched.get(&site).copied())
+            .and_then(|s| s.patched.get(&rip).copied())
             .unwrap_or(rip)
     }
 
@@ -163,28 +255,43 @@ impl Supervisor {
     /// kernel) is still to be made there, nor before the library's pass
     /// gate is mapped or while another thread may resume inside the site:
     /// such a site is patched at the call's exit, or when it is next
-    /// reached.
+    /// reached. A site whose jump covers more than its call
+    /// ([`Shape::ZeroNrThenCheck`]) is patched only when the thread can be
+    /// moved to go on at its stub's copy of the rest: at the call's exit,
+    /// or when the call returns a value or is passed without waiting.
     pub(crate) fn patch_libc_site(&mut self, vtid: Vtid, regs: &Regs, done: bool) {
         let nr = regs.orig_rax as i64;
-        let waits_in_kernel = match &self.sim.threads[&vtid].state {
-            ThreadState::Ready(Resume::Pass) => !never_waits(nr),
+        let th = &self.sim.threads[&vtid];
+        let (pid, tid, has_slot) = (th.pid, th.tid, th.gs_slot.is_some());
+        let fd = self
+            .sim
+            .procs
+            .get(&pid)
+            .and_then(|p| p.fds.get(&(regs.rdi as i32)).copied());
+        let state = &th.state;
+        let waits_in_kernel = match state {
+            ThreadState::Ready(Resume::Pass) => !never_waits(nr, regs, fd),
             ThreadState::Ready(Resume::PassThenExit(..) | Resume::Signal(_)) => true,
             _ => false,
         };
         if waits_in_kernel && !done {
             return;
         }
-        let th = &self.sim.threads[&vtid];
-        let (pid, has_slot) = (th.pid, th.gs_slot.is_some());
-        let site = regs.rip.wrapping_sub(SITE_LEN);
+        // Where the thread goes on after its call can be moved to the
+        // stub's tail: from its exit, to be returned a value, or to pass a
+        // call that never waits (a restart would make it again at the
+        // `syscall`, which the jump covers).
+        let movable = done || matches!(state, ThreadState::Ready(Resume::Return(_) | Resume::Pass));
+        let call = regs.rip.wrapping_sub(SYSCALL.len() as u64);
         let Some(p) = self.sim.procs.get_mut(&pid) else {
             return;
         };
         let wanted = has_slot && p.vfork_parent.is_none() && patched_call(nr);
+        let interp = p.interp;
         let Some(stubs) = p.libc_stubs.as_mut().filter(|_| wanted) else {
             return;
         };
-        if stubs.refused.contains(&site) || stubs.patched.contains_key(&site) {
+        if stubs.refused.contains(&call) || stubs.patched.contains_key(&call) {
             return;
         }
         let mem = tracee::Process(pid);
@@ -198,47 +305,78 @@ impl Supervisor {
                 return;
             }
         }
-        let text = *stubs.text.get_or_insert_with(|| libc_text(pid));
-        let in_libc = text.is_some_and(|(lo, hi)| site > lo && regs.rip <= hi);
+        // The loader's own calls come first, before libc is mapped (with a
+        // patched Go runtime, the pass gate is there from the start).
+        let in_loader = interp.is_some_and(|(lo, hi)| call >= lo && call < hi);
+        let text = match in_loader {
+            true => None,
+            false => *stubs.text.get_or_insert_with(|| libc_text(pid)),
+        };
         let at = ch::LIBC_STUBS_AT + common().len() as u64 + STUB_LEN * stubs.patched.len() as u64;
-        let mut code = [0u8; 1 + SITE_LEN as usize];
-        let mut want = vec![0xb8];
-        want.extend_from_slice(&(nr as u32).to_le_bytes());
-        want.extend_from_slice(&SYSCALL);
-        let shaped = in_libc
-            && mem.read_mem(site - 1, &mut code).is_ok()
-            && code[1..] == want[..]
-            && !is_prefix(code[0]);
-        let stub = site_stub(at, site, nr as u32)
-            .filter(|_| shaped && at + STUB_LEN <= ch::LIBC_STUBS_AT + 4096);
-        let Some((stub, jump)) = stub else {
-            stubs.refused.insert(site);
+        let mut code = [0u8; 16];
+        let shape = text
+            .filter(|&(lo, hi)| call > lo + 6 && call + 10 <= hi)
+            .filter(|_| mem.read_mem(call - 6, &mut code).is_ok())
+            .and_then(|_| Shape::of(&code, nr as u32));
+        let stub = shape
+            .filter(|_| at + STUB_LEN <= ch::LIBC_STUBS_AT + 4096)
+            .and_then(|shape| Some((shape, site_stub(at, call, shape, nr as u32)?)));
+        let Some((shape, (stub, jump))) = stub else {
+            stubs.refused.insert(call);
             return;
         };
-        // A thread stopped between the two instructions would resume in
-        // the middle of the jump, and one that stopped at this site's call
-        // may be in it in the kernel, which runs it again at its `syscall`
-        // if a signal interrupts it. (One waiting for an answer on the
-        // channel is in the stub code, whatever its last stop left in its
-        // registers.)
-        let inside = |rip: u64| rip > site && rip <= site + SITE_LEN;
+        // This thread goes on inside the site unless moved to the stub.
+        let moved = !shape.tail().is_empty();
+        if moved && !movable {
+            return;
+        }
+        // A thread stopped inside the site would resume in the middle of
+        // the jump, and one that stopped at this site's call may be in it
+        // in the kernel, which runs it again at its `syscall` if a signal
+        // interrupts it. (One waiting for an answer on the channel is in
+        // the stub code, whatever its last stop left in its registers.)
+        let (start, end) = (shape.start(call, nr as u32), shape.end(call));
+        let inside = |rip: u64| rip > start && rip <= end;
         if self.sim.threads.values().any(|t| {
             t.pid == pid && t.vtid != vtid && t.channel_wait.is_none() && inside(t.regs.rip)
         }) {
             return;
         }
-        let written = mem.write_mem(at, &stub).is_ok() && mem.write_mem(site, &jump).is_ok();
+        let mut written = mem.write_mem(at, &stub).is_ok() && mem.write_mem(start, &jump).is_ok();
+        if written && moved {
+            written = self.resume_at_tail(vtid, tid, at + STUB_TAIL_AT, done);
+        }
         let p = self.sim.procs.get_mut(&pid).expect("process");
         let Some(stubs) = p.libc_stubs.as_mut() else {
             return;
         };
         if written {
-            stubs.patched.insert(site, at);
+            stubs.patched.insert(call, at);
             // Its threads post now: waits for them watch the channel.
             p.channel_user = true;
         } else {
-            stubs.refused.insert(site);
+            stubs.refused.insert(call);
         }
+    }
+
+    /// Moves thread `vtid` (host `tid`), stopped at the call of a site
+    /// just patched (or at its exit, `done`), to go on at `tail`, its
+    /// stub's copy of what followed the call, however it is resumed. False
+    /// if its registers could not be set.
+    fn resume_at_tail(&mut self, vtid: Vtid, tid: i32, tail: u64, done: bool) -> bool {
+        let th = self.sim.threads.get_mut(&vtid).expect("thread");
+        th.regs.rip = tail;
+        // At the exit the result is in rax, as the exit's handling left it.
+        let regs = if done {
+            tracee::get_regs(tid)
+        } else {
+            Ok(th.regs)
+        };
+        regs.and_then(|mut r| {
+            r.rip = tail;
+            tracee::set_regs(tid, &r)
+        })
+        .is_ok()
     }
 }
 
@@ -246,32 +384,72 @@ impl Supervisor {
 mod tests {
     use super::*;
 
+    /// The target of the rel32 jump or call whose 4 bytes end at `next`.
+    fn target(bytes: &[u8], next: u64) -> u64 {
+        let rel = i32::from_le_bytes(bytes.try_into().unwrap());
+        next.wrapping_add(rel as u64)
+    }
+
     #[test]
     fn a_site_jumps_to_its_stub_which_steps_below_the_red_zone_and_back() {
-        let site = 0x7fff_f7d9_1234;
+        let call = 0x7fff_f7d9_1239;
+        let site = call - 5;
         let at = ch::LIBC_STUBS_AT + 0x400;
-        let (stub, jump) = site_stub(at, site, 257).expect("near enough");
+        let (stub, jump) = site_stub(at, call, Shape::LoadNr, 257).expect("near enough");
         assert_eq!(stub.len() as u64, STUB_LEN);
         // The jump over the site, then int3s to its end.
         assert_eq!(jump.len(), 7);
         assert_eq!(jump[0], 0xe9);
-        let to = (site + 5).wrapping_add(i32::from_le_bytes(jump[1..5].try_into().unwrap()) as u64);
-        assert_eq!(to, at);
+        assert_eq!(target(&jump[1..5], site + 5), at);
         assert_eq!(&jump[5..], &[0xcc, 0xcc]);
         // Down past the red zone, the call's number, no copies, the call
         // of the shared code at the page's start, back up, back to the site.
         assert_eq!(&stub[..5], &[0x48, 0x8d, 0x64, 0x24, 0x80]);
         assert_eq!(&stub[5..10], &[0xb8, 1, 1, 0, 0]);
         assert_eq!(&stub[10..13], &[0x45, 0x31, 0xdb]);
-        let call =
-            (at + 18).wrapping_add(i32::from_le_bytes(stub[14..18].try_into().unwrap()) as u64);
-        assert_eq!(call, ch::LIBC_STUBS_AT);
+        assert_eq!(target(&stub[14..18], at + 18), ch::LIBC_STUBS_AT);
         assert_eq!(&stub[18..26], &[0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0]);
-        let back =
-            (at + 31).wrapping_add(i32::from_le_bytes(stub[27..31].try_into().unwrap()) as u64);
-        assert_eq!(back, site + 7);
+        assert_eq!(stub[26], 0xe9);
+        assert_eq!(target(&stub[27..31], at + 31), call + 2);
+        assert!(stub[31..].iter().all(|&b| b == 0xcc));
         // Out of a 32-bit jump's reach: no patch.
-        assert!(site_stub(at, 0x1000, 257).is_none());
+        assert!(site_stub(at, 0x1000, Shape::LoadNr, 257).is_none());
+    }
+
+    #[test]
+    fn a_read_site_s_stub_makes_the_result_check_the_jump_covers() {
+        // glibc's read: xor eax, eax; syscall; cmp rax, -4096; ja ...
+        let mut code = [0x90u8; 16];
+        code[4..14].copy_from_slice(&[0x31, 0xc0, 0x0f, 0x05, 0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff]);
+        assert_eq!(Shape::of(&code, 0), Some(Shape::ZeroNrThenCheck));
+        // Only for call 0, and not after a prefix (`48 31 c0` is another
+        // instruction than the `31 c0` it ends with).
+        assert_eq!(Shape::of(&code, 1), None);
+        code[3] = 0x48;
+        assert_eq!(Shape::of(&code, 0), None);
+        let call = 0x7fff_f7d9_12ab;
+        let at = ch::LIBC_STUBS_AT + 0x400;
+        let (stub, jump) = site_stub(at, call, Shape::ZeroNrThenCheck, 0).expect("near");
+        assert_eq!(stub.len() as u64, STUB_LEN);
+        // The jump from the xor, over the syscall and the compare.
+        assert_eq!(jump.len(), 10);
+        assert_eq!(target(&jump[1..5], call - 2 + 5), at);
+        assert!(jump[5..].iter().all(|&b| b == 0xcc));
+        assert_eq!(&stub[5..10], &[0xb8, 0, 0, 0, 0]);
+        // The compare at the tail (where a stopped caller goes on), then
+        // back after the site.
+        let tail = STUB_TAIL_AT as usize;
+        assert_eq!(&stub[tail..tail + 6], &CHECK_RESULT);
+        assert_eq!(stub[tail + 6], 0xe9);
+        assert_eq!(
+            target(&stub[tail + 7..tail + 11], at + tail as u64 + 11),
+            call + 8
+        );
+        // The mov eax shape is still told apart.
+        let mut load = [0x90u8; 16];
+        load[1..8].copy_from_slice(&[0xb8, 0x01, 0x01, 0, 0, 0x0f, 0x05]);
+        assert_eq!(Shape::of(&load, 257), Some(Shape::LoadNr));
+        assert_eq!(Shape::of(&load, 258), None);
     }
 
     #[test]
@@ -279,8 +457,10 @@ mod tests {
         assert!(patched_call(libc::SYS_futex));
         assert!(patched_call(libc::SYS_openat));
         assert!(!patched_call(libc::SYS_clock_gettime));
-        assert!(!patched_call(libc::SYS_rt_sigaction));
-        assert!(!patched_call(libc::SYS_fcntl));
+        assert!(patched_call(libc::SYS_rt_sigaction));
+        assert!(patched_call(libc::SYS_fcntl));
+        assert!(!patched_call(libc::SYS_ioctl));
+        assert!(!patched_call(libc::SYS_rt_sigprocmask));
         assert!(is_prefix(0x41));
         assert!(!is_prefix(0xc3));
     }

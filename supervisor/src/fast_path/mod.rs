@@ -310,6 +310,11 @@ impl Supervisor {
                 Some(FdKind::File | FdKind::Disk { .. }) => None,
                 _ => Some(ch::REPLY_TRAP),
             },
+            // A lock wait may block in the kernel, where a passed call
+            // could not be cut short by a signal.
+            SYS_fcntl if matches!(req.args[1] as i32, F_SETLKW | F_OFD_SETLKW) => {
+                Some(ch::REPLY_TRAP)
+            }
             _ => None,
         }
     }
@@ -470,12 +475,15 @@ impl Supervisor {
 /// qualify: reads and writes, sleeps, futex calls, yields, epoll waits and
 /// polls, the calls that make, use and close descriptors (sockets and
 /// their connections, options and names, files and directories, timerfds,
-/// dups), a few questions about the machine, and the clock reads
-/// faultline's vDSO posts. Not fcntl or ioctl, which may block in the
-/// kernel, nor getdents: a passed call is made with every signal blocked,
-/// and the kernel lists a directory in full then, where after a ptrace stop
-/// a pending signal cuts the listing short. Not the calls that start, end
-/// or wait for threads and processes, signals, or memory.
+/// dups), a few questions about the machine, the clock reads faultline's
+/// vDSO posts, `rt_sigaction` (a handler's flags are read from memory; the
+/// call never waits), and `fcntl` (`trap_reply` sends back the lock waits,
+/// which may block in the kernel). Not ioctl, which may block too, nor
+/// getdents: a passed call is made with every signal blocked, and the
+/// kernel lists a directory in full then, where after a ptrace stop a
+/// pending signal cuts the listing short. Not the calls that start, end or
+/// wait for threads and processes, send or wait for signals, or map
+/// memory.
 #[allow(non_upper_case_globals)] // libc names its syscall numbers SYS_name
 pub(crate) fn channel_may_take(nr: i64) -> bool {
     use libc::*;
@@ -560,5 +568,7 @@ pub(crate) fn channel_may_take(nr: i64) -> bool {
             | SYS_sysinfo
             | SYS_getrandom
             | SYS_sched_getaffinity
+            | SYS_rt_sigaction
+            | SYS_fcntl
     )
 }
