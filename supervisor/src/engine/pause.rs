@@ -43,7 +43,14 @@ impl States for Unpaused<'_> {
 impl Supervisor {
     /// The scheduler's decision over the threads of nodes that are not paused.
     pub(super) fn decide(&mut self) -> Decision {
-        let other = self.other_deadline();
+        // Asked for only when no thread can run (see `other_deadline`).
+        let outside = (
+            &self.sim.signal_timers[..],
+            &self.sim.timer_fds,
+            &self.sim.net,
+        );
+        let (plan, probes) = (&self.plan, &self.probes);
+        let other = || super::run::other_deadline(outside, plan, probes);
         if self.paused.is_empty() {
             return self.sim.sched.decide(&self.sim.threads, other);
         }

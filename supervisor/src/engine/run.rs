@@ -132,21 +132,6 @@ impl Supervisor {
         }
     }
 
-    /// The earliest event that is not a parked thread's deadline: a signal
-    /// timer, a timerfd's expiry, a network delivery, a planned fault, an invariant probe's
-    /// start or timeout.
-    pub(super) fn other_deadline(&self) -> Option<u64> {
-        self.sim
-            .signal_timers
-            .iter()
-            .map(|t| t.at)
-            .chain(self.sim.timer_fds.next_deadline())
-            .chain(self.sim.net.net().next_event_time())
-            .chain(self.plan.first().map(|f| f.t))
-            .chain(self.probes.next_time())
-            .min()
-    }
-
     /// Sends the signals whose time has come, in (time, process) order, at
     /// this scheduling point; the targets' parked threads are then woken.
     pub(super) fn fire_signal_timers(&mut self) {
@@ -249,4 +234,26 @@ pub(super) fn status_ending(status: i32) -> Ending {
     } else {
         Ending::Exited(libc::WEXITSTATUS(status))
     }
+}
+
+/// The earliest event that is not a parked thread's deadline: a signal
+/// timer, a timerfd's expiry, a network delivery, a planned fault, an
+/// invariant probe's start or timeout.
+pub(super) fn other_deadline(
+    (signal_timers, timer_fds, net): (
+        &[SignalTimer],
+        &crate::sim::timers::TimerFds,
+        &crate::sim::netstate::NetState,
+    ),
+    plan: &[Scheduled],
+    probes: &super::probes::Probes,
+) -> Option<u64> {
+    signal_timers
+        .iter()
+        .map(|t| t.at)
+        .chain(timer_fds.next_deadline())
+        .chain(net.net().next_event_time())
+        .chain(plan.first().map(|f| f.t))
+        .chain(probes.next_time())
+        .min()
 }

@@ -256,7 +256,9 @@ pub fn spawn(spec: &LaunchSpec) -> Result<Spawned, LaunchError> {
     if unsafe { libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(io::Error::last_os_error().into());
     }
-    // The namespace init reports a failed mount here: (mount index, errno).
+    // The namespace init reports here: a failed mount as (mount index,
+    // errno), or one byte once it has started the program (which the
+    // supervisor then finds among its children without polling).
     let mut report = [0i32; 2];
     if unsafe { libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(io::Error::last_os_error().into());
@@ -347,10 +349,16 @@ pub fn spawn(spec: &LaunchSpec) -> Result<Spawned, LaunchError> {
                 libc::_exit(125);
             }
         }
-        unsafe { libc::close(report[1]) };
         let program = raw_fork(0);
         if program == 0 {
+            unsafe { libc::close(report[1]) };
             confine();
+        }
+        unsafe {
+            if program > 0 {
+                libc::write(report[1], b"f".as_ptr() as *const libc::c_void, 1);
+            }
+            libc::close(report[1]);
         }
         if handover[1] >= 0 {
             // Only the program may hold the sending end: the supervisor's
@@ -370,7 +378,9 @@ pub fn spawn(spec: &LaunchSpec) -> Result<Spawned, LaunchError> {
     }
     unsafe { libc::close(report[1]) };
     if init > 0 {
-        // EOF: the mounts are in place; 8 bytes: which one failed and why.
+        // One byte: the mounts are in place and the program started; 8
+        // bytes: which mount failed and why; EOF: the init died first
+        // (then the program is not found below).
         let mut got = [0u8; 8];
         let n = unsafe { libc::read(report[0], got.as_mut_ptr() as *mut libc::c_void, 8) };
         unsafe { libc::close(report[0]) };

@@ -200,15 +200,20 @@ impl Scheduler {
         }
     }
 
-    /// The next step: a thread to run, or time to move. `other_deadline` is
-    /// the earliest event outside the threads (timers, network, faults).
-    pub fn decide(&mut self, threads: &impl States, other_deadline: Option<u64>) -> Decision {
+    /// The next step: a thread to run, or time to move. `other_deadline`
+    /// gives the earliest event outside the threads (timers, network,
+    /// faults), asked for only when no thread can run.
+    pub fn decide(
+        &mut self,
+        threads: &impl States,
+        other_deadline: impl FnOnce() -> Option<u64>,
+    ) -> Decision {
         let runnable: Vec<Vtid> = threads
             .states()
             .filter(|(_, s)| matches!(s, ThreadState::Ready(_)))
             .map(|(v, _)| v)
             .collect();
-        let next = || next_deadline(threads, other_deadline);
+        let next = || next_deadline(threads, other_deadline());
         if runnable.is_empty() {
             return next().map_or(Decision::Stuck, Decision::AdvanceTo);
         }
@@ -392,7 +397,7 @@ mod tests {
 
     fn picks(sched: &mut Scheduler, threads: &BTreeMap<Vtid, ThreadState>, n: usize) -> Vec<Vtid> {
         (0..n)
-            .map(|_| match sched.decide(threads, None) {
+            .map(|_| match sched.decide(threads, || None) {
                 Decision::Run(v) => v,
                 other => panic!("expected a pick, got {other:?}"),
             })
@@ -435,10 +440,13 @@ mod tests {
     fn time_moves_to_the_earliest_deadline_when_nobody_can_run() {
         let threads = states(&[(1, sleeping(Some(900))), (2, sleeping(Some(300)))]);
         let mut sched = Scheduler::new(1, SchedulePolicy::Random);
-        assert_eq!(sched.decide(&threads, None), Decision::AdvanceTo(300));
-        assert_eq!(sched.decide(&threads, Some(100)), Decision::AdvanceTo(100));
+        assert_eq!(sched.decide(&threads, || None), Decision::AdvanceTo(300));
+        assert_eq!(
+            sched.decide(&threads, || Some(100)),
+            Decision::AdvanceTo(100)
+        );
         let stuck = states(&[(1, sleeping(None))]);
-        assert_eq!(sched.decide(&stuck, None), Decision::Stuck);
+        assert_eq!(sched.decide(&stuck, || None), Decision::Stuck);
         assert_eq!(parked(&threads, 300).due, vec![2]);
         assert_eq!(parked(&threads, 1000).due, vec![1, 2]);
     }
@@ -450,7 +458,7 @@ mod tests {
         sched.preempted(1, [2, 3].into_iter().collect());
         let mut seen = BTreeSet::new();
         while seen.len() < 2 {
-            let Decision::Run(v) = sched.decide(&threads, None) else {
+            let Decision::Run(v) = sched.decide(&threads, || None) else {
                 panic!("a pick");
             };
             assert_ne!(v, 1, "the spinner waits while a sibling is owed a step");
@@ -465,12 +473,12 @@ mod tests {
         let threads = states(&[(1, ready()), (2, sleeping(Some(700)))]);
         let mut sched = Scheduler::new(9, SchedulePolicy::Random);
         sched.preempted(1, [2].into_iter().collect());
-        assert_eq!(sched.decide(&threads, None), Decision::AdvanceTo(700));
+        assert_eq!(sched.decide(&threads, || None), Decision::AdvanceTo(700));
         // A sibling that waits with no deadline cannot be waited for.
         let forever = states(&[(1, ready()), (2, sleeping(None))]);
         let mut sched = Scheduler::new(9, SchedulePolicy::Random);
         sched.preempted(1, [2].into_iter().collect());
-        assert_eq!(sched.decide(&forever, None), Decision::Run(1));
+        assert_eq!(sched.decide(&forever, || None), Decision::Run(1));
     }
 
     #[test]
