@@ -4,7 +4,11 @@
 //! stripped Go binaries (etcd) are covered too. Supported: the table format
 //! of Go 1.18 and later.
 
+use std::os::unix::fs::FileExt;
 use std::path::Path;
+
+use goblin::container::{Container, Ctx, Endian};
+use goblin::elf::{header, Elf, SectionHeader};
 
 /// Why a program's Go functions could not be read. A program that is not
 /// Go is not an error (see [`find_functions`]).
@@ -42,41 +46,65 @@ pub struct GoFunctions {
 const MAGICS: [u32; 2] = [0xffff_fff0, 0xffff_fff1];
 
 /// Looks `names` up in the Go function table of the executable at `path`.
-/// Ok(None): not a Go program (no `.gopclntab` section).
+/// Ok(None): not a Go program (no `.gopclntab` section). Only the ELF
+/// header, the section headers and the sections looked at are read: the
+/// programs are often tens of megabytes (debug info), and most are not Go.
 pub fn find_functions(path: &Path, names: &[&str]) -> Result<Option<GoFunctions>, GoSymError> {
     let shown = path.display().to_string();
-    let data = std::fs::read(path).map_err(|source| GoSymError::Read {
+    let read_error = |source| GoSymError::Read {
         path: shown.clone(),
         source,
-    })?;
-    let elf = goblin::elf::Elf::parse(&data).map_err(|e| GoSymError::Elf {
-        path: shown.clone(),
-        why: e.to_string(),
-    })?;
-    let section = |name: &str| {
-        elf.section_headers
-            .iter()
-            .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(name))
     };
-    let Some(table) = section(".gopclntab").or_else(|| section(".data.rel.ro.gopclntab")) else {
+    let not_elf = |why: String| GoSymError::Elf {
+        path: shown.clone(),
+        why,
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let read_at = |at: u64, len: usize| -> Result<Vec<u8>, GoSymError> {
+        let mut buf = vec![0u8; len];
+        file.read_exact_at(&mut buf, at).map_err(read_error)?;
+        Ok(buf)
+    };
+    let mut ident = [0u8; header::header64::SIZEOF_EHDR];
+    let got = file.read_at(&mut ident, 0).map_err(read_error)?;
+    let header = Elf::parse_header(&ident[..got]).map_err(|e| not_elf(e.to_string()))?;
+    let ctx = Ctx::new(
+        if header.e_ident[header::EI_CLASS] == header::ELFCLASS64 {
+            Container::Big
+        } else {
+            Container::Little
+        },
+        Endian::from(header.e_ident[header::EI_DATA] == header::ELFDATA2LSB),
+    );
+    let count = usize::from(header.e_shnum);
+    let table = read_at(header.e_shoff, count * usize::from(header.e_shentsize))?;
+    let sections =
+        SectionHeader::parse_from(&table, 0, count, ctx).map_err(|e| not_elf(e.to_string()))?;
+    let names_of = sections
+        .get(usize::from(header.e_shstrndx))
+        .ok_or_else(|| not_elf("no section name table".into()))?;
+    let section_names = read_at(names_of.sh_offset, names_of.sh_size as usize)?;
+    let name_of = |s: &SectionHeader| {
+        let rest = section_names.get(s.sh_name..)?;
+        Some(&rest[..rest.iter().position(|&b| b == 0)?])
+    };
+    let section = |name: &[u8]| sections.iter().find(|s| name_of(s) == Some(name));
+    let Some(table) = section(b".gopclntab").or_else(|| section(b".data.rel.ro.gopclntab")) else {
         return Ok(None);
     };
     let malformed = |why| GoSymError::Malformed {
         path: shown.clone(),
         why,
     };
-    let start = usize::try_from(table.sh_offset).map_err(|_| malformed("offset"))?;
     let len = usize::try_from(table.sh_size).map_err(|_| malformed("size"))?;
-    let tab = data
-        .get(start..start.saturating_add(len))
-        .ok_or_else(|| malformed("section outside the file"))?;
+    let tab = read_at(table.sh_offset, len).map_err(|_| malformed("section outside the file"))?;
     // Function entries are offsets from runtime.text, which the table's
     // header records; where that word is left to a relocation (0 in the
     // file), the `.text` section's start (no C code before Go's there).
-    let text = section(".text")
+    let text = section(b".text")
         .map(|s| s.sh_addr)
         .ok_or_else(|| malformed("no .text section"))?;
-    let found = lookup(tab, text, names).map_err(|e| match e {
+    let found = lookup(&tab, text, names).map_err(|e| match e {
         TableError::OldGo(magic) => GoSymError::OldGo {
             path: shown.clone(),
             magic,
@@ -84,8 +112,8 @@ pub fn find_functions(path: &Path, names: &[&str]) -> Result<Option<GoFunctions>
         TableError::Malformed(why) => malformed(why),
     })?;
     Ok(Some(GoFunctions {
-        entry: elf.entry,
-        pie: elf.header.e_type == goblin::elf::header::ET_DYN,
+        entry: header.e_entry,
+        pie: header.e_type == header::ET_DYN,
         found,
     }))
 }
