@@ -132,31 +132,26 @@ fn patched_call(nr: i64) -> bool {
 /// `read` only on a descriptor that is not a file (`fd`, its kind).
 fn never_waits(nr: i64, regs: &Regs, fd: Option<FdKind>) -> bool {
     match nr {
-        libc::SYS_fcntl => {
-            return !matches!(regs.rsi as i32, libc::F_SETLKW | libc::F_OFD_SETLKW);
-        }
-        libc::SYS_read => {
-            return matches!(
-                fd,
-                Some(FdKind::File | FdKind::Disk { .. } | FdKind::Proc | FdKind::Random)
-            );
-        }
-        _ => {}
+        libc::SYS_fcntl => !matches!(regs.rsi as i32, libc::F_SETLKW | libc::F_OFD_SETLKW),
+        libc::SYS_read => matches!(
+            fd,
+            Some(FdKind::File | FdKind::Disk { .. } | FdKind::Proc | FdKind::Random)
+        ),
+        _ => matches!(
+            nr,
+            libc::SYS_close
+                | libc::SYS_newfstatat
+                | libc::SYS_fstat
+                | libc::SYS_uname
+                | libc::SYS_socket
+                | libc::SYS_getsockname
+                | libc::SYS_getpeername
+                | libc::SYS_setsockopt
+                | libc::SYS_getsockopt
+                | libc::SYS_sched_getaffinity
+                | libc::SYS_rt_sigaction
+        ),
     }
-    matches!(
-        nr,
-        libc::SYS_close
-            | libc::SYS_newfstatat
-            | libc::SYS_fstat
-            | libc::SYS_uname
-            | libc::SYS_socket
-            | libc::SYS_getsockname
-            | libc::SYS_getpeername
-            | libc::SYS_setsockopt
-            | libc::SYS_getsockopt
-            | libc::SYS_sched_getaffinity
-            | libc::SYS_rt_sigaction
-    )
 }
 
 /// The stub at `at` of the site of `shape` whose `syscall` (of call `nr`)
@@ -463,5 +458,24 @@ mod tests {
         assert!(!patched_call(libc::SYS_rt_sigprocmask));
         assert!(is_prefix(0x41));
         assert!(!is_prefix(0xc3));
+    }
+
+    #[test]
+    fn a_lock_wait_and_a_read_of_a_pipe_may_wait_in_the_kernel() {
+        let regs = |rsi: i32| {
+            // SAFETY: plain old data.
+            let mut r: Regs = unsafe { std::mem::zeroed() };
+            r.rsi = rsi as u64;
+            r
+        };
+        let (fcntl, read) = (libc::SYS_fcntl, libc::SYS_read);
+        assert!(never_waits(fcntl, &regs(libc::F_GETFL), None));
+        assert!(!never_waits(fcntl, &regs(libc::F_SETLKW), None));
+        assert!(!never_waits(fcntl, &regs(libc::F_OFD_SETLKW), None));
+        assert!(never_waits(read, &regs(0), Some(FdKind::File)));
+        assert!(!never_waits(read, &regs(0), Some(FdKind::Pollable)));
+        assert!(!never_waits(read, &regs(0), None));
+        assert!(never_waits(libc::SYS_rt_sigaction, &regs(0), None));
+        assert!(!never_waits(libc::SYS_futex, &regs(0), None));
     }
 }
