@@ -132,7 +132,7 @@ fn patched_call(nr: i64) -> bool {
 /// `read` only on a descriptor that is not a file (`fd`, its kind).
 fn never_waits(nr: i64, regs: &Regs, fd: Option<FdKind>) -> bool {
     match nr {
-        libc::SYS_fcntl => !matches!(regs.rsi as i32, libc::F_SETLKW | libc::F_OFD_SETLKW),
+        libc::SYS_fcntl => !super::fcntl_waits(regs.rsi),
         libc::SYS_read => matches!(
             fd,
             Some(FdKind::File | FdKind::Disk { .. } | FdKind::Proc | FdKind::Random)
@@ -187,17 +187,10 @@ fn site_stub(at: u64, call: u64, shape: Shape, nr: u32) -> Option<(Vec<u8>, Vec<
 
 /// libc's executable mapping in process `pid` (start, end), if it has one.
 fn libc_text(pid: i32) -> Option<(u64, u64)> {
-    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
-    maps.lines().find_map(|l| {
-        let mut f = l.split_whitespace();
-        let (lo, hi) = f.next()?.split_once('-')?;
-        let perms = f.next()?;
-        let path = f.nth(3)?;
-        (perms.contains('x') && path.ends_with("/libc.so.6")).then_some((
-            u64::from_str_radix(lo, 16).ok()?,
-            u64::from_str_radix(hi, 16).ok()?,
-        ))
-    })
+    crate::host::maps::of(pid)?
+        .into_iter()
+        .find(|m| m.perms.contains('x') && m.path.ends_with("/libc.so.6"))
+        .map(|m| (m.lo, m.hi))
 }
 
 impl Supervisor {

@@ -310,11 +310,8 @@ impl Supervisor {
                 Some(FdKind::File | FdKind::Disk { .. }) => None,
                 _ => Some(ch::REPLY_TRAP),
             },
-            // A lock wait may block in the kernel, where a passed call
-            // could not be cut short by a signal.
-            SYS_fcntl if matches!(req.args[1] as i32, F_SETLKW | F_OFD_SETLKW) => {
-                Some(ch::REPLY_TRAP)
-            }
+            // A passed call could not be cut short by a signal there.
+            SYS_fcntl if fcntl_waits(req.args[1]) => Some(ch::REPLY_TRAP),
             _ => None,
         }
     }
@@ -467,6 +464,12 @@ impl Supervisor {
             }
         }
     }
+}
+
+/// Whether an `fcntl` with command `cmd` may block in the kernel: a lock
+/// wait (`F_SETLKW`, `F_OFD_SETLKW`); its other commands answer at once.
+pub(crate) fn fcntl_waits(cmd: u64) -> bool {
+    matches!(cmd as i32, libc::F_SETLKW | libc::F_OFD_SETLKW)
 }
 
 /// Whether the channel takes call `nr` at all (`trap_reply` then looks at

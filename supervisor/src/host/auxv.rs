@@ -80,24 +80,11 @@ pub fn mapping_of_file_at(pid: i32, start: u64) -> Option<(u64, u64)> {
     if start == 0 {
         return None;
     }
-    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
-    // "lo-hi perms offset dev inode path"
-    let entries: Vec<(u64, u64, &str)> = maps
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            let (lo, hi) = f.next()?.split_once('-')?;
-            let path = f.nth(4)?;
-            Some((
-                u64::from_str_radix(lo, 16).ok()?,
-                u64::from_str_radix(hi, 16).ok()?,
-                path,
-            ))
-        })
-        .collect();
-    let file = entries.iter().find(|e| e.0 == start)?.2;
-    let of_file = entries.iter().filter(|e| e.2 == file);
-    let lo = of_file.clone().map(|e| e.0).min()?;
-    let hi = of_file.map(|e| e.1).max()?;
+    let maps = super::maps::of(pid)?;
+    let named = || maps.iter().filter(|m| !m.path.is_empty());
+    let file = &named().find(|m| m.lo == start)?.path;
+    let of_file = named().filter(|m| &m.path == file);
+    let lo = of_file.clone().map(|m| m.lo).min()?;
+    let hi = of_file.map(|m| m.hi).max()?;
     Some((lo, hi))
 }

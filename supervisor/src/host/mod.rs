@@ -7,6 +7,7 @@ pub mod heldfds;
 pub mod inject;
 pub mod interrupt;
 pub mod launch;
+pub mod maps;
 pub mod notify;
 pub mod placement;
 pub mod procfds;

@@ -153,16 +153,9 @@ fn inspect(image: &[u8]) -> Result<Layout, ImageError> {
 pub fn kernel_vdso_len() -> u64 {
     static LEN: OnceLock<u64> = OnceLock::new();
     *LEN.get_or_init(|| {
-        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-        maps.lines()
-            .find(|l| l.ends_with("[vdso]"))
-            .and_then(|l| l.split_whitespace().next())
-            .and_then(|range| range.split_once('-'))
-            .and_then(|(a, b)| {
-                let a = u64::from_str_radix(a, 16).ok()?;
-                let b = u64::from_str_radix(b, 16).ok()?;
-                b.checked_sub(a)
-            })
+        super::maps::own()
+            .and_then(|maps| maps.into_iter().find(|m| m.path == "[vdso]"))
+            .and_then(|m| m.hi.checked_sub(m.lo))
             .unwrap_or(0)
     })
 }

@@ -11,12 +11,12 @@ impl Sim {
     /// /proc (a `stat` of /proc/PID/fd/FD costs more than the rest of the
     /// call's handling).
     pub(super) fn note_output_write(&mut self, pid: i32, fd: i32) {
-        let kind = self.procs.get(&pid).and_then(|p| p.fds.get(&fd));
-        if !matches!(kind, None | Some(FdKind::File)) {
+        let p = self.procs.get(&pid);
+        if !matches!(p.and_then(|p| p.fds.get(&fd)), None | Some(FdKind::File)) {
             return;
         }
         let now = self.clock.now();
-        let host = self.procs.get(&pid).map(|p| p.host);
+        let host = p.map(|p| p.host);
         let hosts = &self.net.hosts;
         let node = || {
             hosts
