@@ -245,6 +245,8 @@ impl Supervisor {
 
     pub(super) fn process_ended(&mut self, leader: Thread, status: i32) {
         let pid = leader.pid;
+        // Its children may get their parent-death signal.
+        self.signal_generation += 1;
         // Threads the kernel reaped silently with their leader.
         let rest: Vec<Vtid> = self
             .sim
@@ -333,7 +335,7 @@ impl Supervisor {
         }
         if let Some(parent) = p.parent {
             self.wake_child_waiters(parent);
-            self.signal_checks.insert(parent);
+            self.signals_may_come(parent);
         }
     }
 

@@ -184,6 +184,16 @@ pub struct Supervisor {
     probes: probes::Probes,
     early_stops: HashSet<i32>,
     pub(crate) signal_checks: BTreeSet<i32>,
+    /// Bumped wherever the kernel may have been made to send a simulated
+    /// process a signal (a kill when its sender runs, a timer's signal, a
+    /// process's end, a signal seen delivered). A thread waiting on the channel whose wait
+    /// is re-decided while this is what it was at its post can have no
+    /// signal to take first, so its call is decided again in place, without
+    /// the round trip (`Supervisor::step`).
+    pub(crate) signal_generation: u64,
+    /// Threads whose call the kernel is let to send a signal with when
+    /// they next run (a kill passed to it): the generation moves then.
+    signal_senders: HashSet<i32>,
     pub(crate) watchdog: Arc<Watchdog>,
     preemptions: u64,
     /// Threads with a watchdog SIGSTOP still pending from a step that
@@ -316,6 +326,8 @@ impl Supervisor {
             probes: probes::Probes::default(),
             early_stops: HashSet::new(),
             signal_checks: BTreeSet::new(),
+            signal_generation: 0,
+            signal_senders: HashSet::new(),
             watchdog,
             preemptions: 0,
             stale_stops: HashSet::new(),

@@ -20,6 +20,28 @@ impl Supervisor {
             }
         }
         self.signal_checks.insert(pid);
+        match by {
+            Some(tid) => {
+                self.signal_senders.insert(tid);
+            }
+            None => self.signal_generation += 1,
+        }
+    }
+
+    /// The kernel may have sent process `pid` a signal: its parked threads
+    /// are checked at the next scheduling point, and no channel wait is
+    /// re-decided in place until its thread has run again.
+    pub(crate) fn signals_may_come(&mut self, pid: i32) {
+        self.signal_checks.insert(pid);
+        self.signal_generation += 1;
+    }
+
+    /// Thread `tid` is resumed: if its call sends a signal, the kernel
+    /// sends it now (see [`Supervisor::signal_generation`]).
+    pub(super) fn sender_runs(&mut self, tid: i32) {
+        if self.signal_senders.remove(&tid) {
+            self.signal_generation += 1;
+        }
     }
 
     /// Wakes parked threads of processes that may have been sent a signal.
@@ -39,6 +61,7 @@ impl Supervisor {
     }
 
     pub(super) fn on_signal(&mut self, vtid: Vtid, sig: i32) -> StepEnd {
+        self.signal_generation += 1;
         let tid = self.sim.threads[&vtid].tid;
         let pid = self.sim.threads[&vtid].pid;
         if sig == libc::SIGSTOP && self.stale_stops.remove(&tid) {

@@ -16,6 +16,9 @@ impl Supervisor {
         else {
             unreachable!("picked a thread that is not ready");
         };
+        let tid = th.tid;
+        self.sender_runs(tid);
+        let th = &self.sim.threads[&vtid];
         let passing = matches!(resume, Resume::Pass | Resume::PassThenExit(..)).then_some(&th.regs);
         self.waits.step_starts(th.pid, th.tid, passing);
         let procs = &self.sim.procs;
@@ -28,6 +31,22 @@ impl Supervisor {
         }
         let th = self.sim.threads.get_mut(&vtid).expect("picked thread");
         if let Some(req) = th.channel_wait.take() {
+            if matches!(resume, Resume::Restart) && req.signal_generation == self.signal_generation
+            {
+                // No signal can have come for the thread to take first (see
+                // `signal_generation`): what its call does when asked again
+                // is decided here and now, as at the ptrace stop below,
+                // without waking it to ask.
+                let (pid, tid) = (th.pid, th.tid);
+                self.about_to_run(pid, tid);
+                if let StepEnd::Done = self.redecide_request(vtid, req) {
+                    self.step_ended();
+                    return Ok(());
+                }
+                return self
+                    .run_until_stopped(vtid)
+                    .map_err(|e| std::io::Error::other(e.to_string()));
+            }
             self.answer_request(vtid, req, resume);
             return self
                 .run_until_stopped(vtid)

@@ -217,6 +217,7 @@ impl Channel {
                     len: std::ptr::read_volatile(&(*p).peek_len),
                     bytes: std::ptr::read_volatile(&(*p).peek),
                 },
+                signal_generation: 0,
             })
         }
     }

@@ -220,6 +220,21 @@ impl Supervisor {
     /// A request the running thread posted: dispatched like the trapped
     /// call (a scheduling point), or sent back to be made as one.
     pub(crate) fn on_request(&mut self, vtid: Vtid, mut req: ChannelRequest) -> StepEnd {
+        req.signal_generation = self.signal_generation;
+        self.decide_request(vtid, req)
+    }
+
+    /// The request `vtid` waits on, whose wait ended, decided again as if
+    /// its thread had asked again (what it does when answered "restart",
+    /// with nothing between). Memory the call copied with it may be stale
+    /// by now: its handler reads the thread's memory instead.
+    pub(crate) fn redecide_request(&mut self, vtid: Vtid, mut req: ChannelRequest) -> StepEnd {
+        req.peek = Peek::default();
+        self.decide_request(vtid, req)
+    }
+
+    /// [`Supervisor::on_request`] and [`Supervisor::redecide_request`].
+    fn decide_request(&mut self, vtid: Vtid, mut req: ChannelRequest) -> StepEnd {
         let Some(th) = self.sim.threads.get_mut(&vtid) else {
             return StepEnd::Done;
         };

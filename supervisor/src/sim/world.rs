@@ -279,6 +279,9 @@ pub struct ChannelRequest {
     pub sp: u64,
     /// Memory the caller copied with the call (`ch::Slot::peek`).
     pub peek: crate::sim::peek::Peek,
+    /// The engine's signal generation when it took the request
+    /// (`Supervisor::signal_generation`; 0 until then).
+    pub signal_generation: u64,
 }
 
 /// The patched glibc call sites of a process (`fast_path::libc_sites`).
