@@ -1,7 +1,8 @@
-//! Scheduling policies (`--schedule-policy random|pct`): each is
+//! Scheduling policies (`--schedule-policy random|sticky|pct`): each is
 //! deterministic per seed, PCT switches threads far less often than the
 //! uniform choice (it runs the highest-priority thread until a change
-//! point), and the policy a seed ran under is recorded in report.json.
+//! point), sticky less often too unless the thread yields, and the policy
+//! a seed ran under is recorded in report.json.
 
 use faultline_e2e::checks::assert_same_outcome;
 use faultline_e2e::paths::scratch_dir;
@@ -11,7 +12,15 @@ use faultline_e2e::{Exec, Program, ScenarioFile};
 /// the read and the write: the printed order of writes is the interleaving
 /// the scheduler chose, and lost updates show in the count.
 fn yield_race(policy: &str, seed: u64) -> faultline_e2e::Run {
+    race(policy, "yield", seed)
+}
+
+/// The race with `call` (`yield` or `getrandom`) between read and write.
+fn race(policy: &str, call: &str, seed: u64) -> faultline_e2e::Run {
     let run = Exec::program(Program::c("yield_race"))
+        .arg("3")
+        .arg("40")
+        .arg(call)
         .seed(seed)
         .option("--schedule-policy", policy)
         .run();
@@ -53,6 +62,30 @@ fn each_policy_repeats_its_run_and_pct_switches_threads_less() {
         "PCT switched {pct_switches} times, random {random_switches}"
     );
     assert!(pct_orders.len() > 1, "PCT seeds give different runs");
+}
+
+#[test]
+fn sticky_runs_a_thread_on_unless_it_yields() {
+    let (mut random_switches, mut sticky_switches, mut sticky_yield_switches) = (0, 0, 0);
+    for seed in [1, 2, 3] {
+        let sticky = race("sticky", "getrandom", seed);
+        assert_same_outcome(&sticky, &race("sticky", "getrandom", seed));
+        random_switches += switches(&race("random", "getrandom", seed));
+        sticky_switches += switches(&sticky);
+        sticky_yield_switches += switches(&race("sticky", "yield", seed));
+    }
+    // Staying 80% of the time (and a third of the rest), a thread runs
+    // about 7 steps on average, against 1.5 under the uniform choice.
+    assert!(
+        sticky_switches * 3 < random_switches,
+        "sticky switched {sticky_switches} times, random {random_switches}"
+    );
+    assert!(sticky_switches > 0, "a switch is possible at every point");
+    // A thread that yields is not preferred: the choice is uniform again.
+    assert!(
+        sticky_yield_switches > sticky_switches * 3,
+        "with sched_yield sticky switched {sticky_yield_switches} times, without {sticky_switches}"
+    );
 }
 
 #[test]

@@ -19,6 +19,16 @@ pub enum SchedulePolicy {
     /// Uniformly at random at every scheduling point: many short
     /// interleavings, the default.
     Random,
+    /// The thread that just ran goes on, if it still can and did not
+    /// yield, with probability `stay` percent; otherwise a uniform choice,
+    /// as under [`SchedulePolicy::Random`]. Runs of a few steps, as a
+    /// CPU's time slice gives (5 on average at 80%), with a switch still
+    /// possible at every point: fewer thread switches, each a context
+    /// switch for the programs.
+    Sticky {
+        /// Percent chance of staying on the thread that just ran.
+        stay: u8,
+    },
     /// Probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010):
     /// the runnable thread with the highest seeded priority runs; at
     /// `depth - 1` seeded steps within the first `steps` the running thread
@@ -37,6 +47,8 @@ trait Policy {
     fn pick(&mut self, candidates: &[Vtid]) -> Vtid;
     /// The thread is gone: forget what the policy keeps about it.
     fn forget(&mut self, _vtid: Vtid) {}
+    /// The thread that ran last yielded its CPU (sched_yield).
+    fn yielded(&mut self) {}
 }
 
 /// Today's policy: a uniform choice from the seeded stream.
@@ -47,6 +59,38 @@ struct UniformRandom {
 impl Policy for UniformRandom {
     fn pick(&mut self, candidates: &[Vtid]) -> Vtid {
         candidates[self.rng.gen_range(0..candidates.len())]
+    }
+}
+
+/// The sticky policy: the last pick again with probability `stay`
+/// percent while it can run and has not yielded, else a uniform choice.
+struct Sticky {
+    uniform: UniformRandom,
+    stay: f64,
+    /// The thread picked last, while staying on it is allowed.
+    last: Option<Vtid>,
+}
+
+impl Policy for Sticky {
+    fn pick(&mut self, candidates: &[Vtid]) -> Vtid {
+        // No draw at 0%: then it is the uniform choice, draw for draw.
+        let stays = self
+            .last
+            .filter(|v| self.stay > 0.0 && candidates.contains(v))
+            .filter(|_| self.uniform.rng.gen_bool(self.stay));
+        let pick = stays.unwrap_or_else(|| self.uniform.pick(candidates));
+        self.last = Some(pick);
+        pick
+    }
+
+    fn forget(&mut self, vtid: Vtid) {
+        if self.last == Some(vtid) {
+            self.last = None;
+        }
+    }
+
+    fn yielded(&mut self) {
+        self.last = None;
     }
 }
 
@@ -191,6 +235,11 @@ impl Scheduler {
         let rng = ChaCha8Rng::seed_from_u64(stream);
         let policy: Box<dyn Policy> = match policy {
             SchedulePolicy::Random => Box::new(UniformRandom { rng }),
+            SchedulePolicy::Sticky { stay } => Box::new(Sticky {
+                uniform: UniformRandom { rng },
+                stay: f64::from(stay.min(99)) / 100.0,
+                last: None,
+            }),
             SchedulePolicy::Pct { depth, steps } => Box::new(Pct::new(rng, depth, steps)),
         };
         Scheduler {
@@ -239,6 +288,12 @@ impl Scheduler {
     /// The thread is gone.
     pub fn forget(&mut self, vtid: Vtid) {
         self.policy.forget(vtid);
+    }
+
+    /// The thread that ran last yielded its CPU: the policy does not
+    /// prefer it for the next step.
+    pub fn yielded(&mut self) {
+        self.policy.yielded();
     }
 
     /// The threads the scheduler may pick from `runnable`. A thread the
@@ -524,6 +579,46 @@ mod tests {
             assert_eq!(run, picks(&mut Scheduler::new(seed, policy), &threads, 40));
         }
         assert!(seen_switch_early);
+    }
+
+    #[test]
+    fn sticky_stays_on_the_last_pick_unless_it_yielded_or_cannot_run() {
+        let threads = states(&[(1, ready()), (2, ready()), (3, ready())]);
+        let switches = |run: &[Vtid]| run.windows(2).filter(|w| w[0] != w[1]).count();
+        let sticky = SchedulePolicy::Sticky { stay: 80 };
+        let run = picks(&mut Scheduler::new(7, sticky), &threads, 300);
+        assert_eq!(run, picks(&mut Scheduler::new(7, sticky), &threads, 300));
+        let random = picks(
+            &mut Scheduler::new(7, SchedulePolicy::Random),
+            &threads,
+            300,
+        );
+        assert!(
+            (10..100).contains(&switches(&run)) && switches(&random) > 150,
+            "sticky {} switches, random {}",
+            switches(&run),
+            switches(&random)
+        );
+        // stay 0 is the uniform choice, draw for draw.
+        let never = picks(
+            &mut Scheduler::new(7, SchedulePolicy::Sticky { stay: 0 }),
+            &threads,
+            300,
+        );
+        assert_eq!(never, random);
+        // A yield ends the run: the next pick is the uniform choice.
+        let mut sched = Scheduler::new(7, sticky);
+        let mut yielding = Vec::new();
+        for _ in 0..300 {
+            yielding.extend(picks(&mut sched, &threads, 1));
+            sched.yielded();
+        }
+        assert!(switches(&yielding) > 150, "{}", switches(&yielding));
+        // A pick that cannot run is not stayed on.
+        let only_two = states(&[(1, sleeping(Some(5))), (2, ready()), (3, ready())]);
+        let mut sched = Scheduler::new(7, sticky);
+        let _ = picks(&mut sched, &threads, 50);
+        assert!(!picks(&mut sched, &only_two, 50).contains(&1));
     }
 
     #[test]

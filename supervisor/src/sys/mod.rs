@@ -155,7 +155,10 @@ impl Sim {
             SYS_getrlimit | SYS_setrlimit | SYS_prlimit64 => self.sys_rlimit(c, targs),
             SYS_readlink | SYS_readlinkat => self.sys_readlink(c, targs),
             SYS_nanosleep | SYS_clock_nanosleep => self.sys_sleep(c, targs),
-            SYS_sched_yield => ret(0),
+            SYS_sched_yield => {
+                self.sched.yielded();
+                ret(0)
+            }
             SYS_futex => self.sys_futex(c, targs),
             SYS_sched_getaffinity => self.sys_getaffinity(c),
             SYS_getcpu => self.sys_getcpu(c),
