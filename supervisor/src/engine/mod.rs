@@ -191,9 +191,9 @@ pub struct Supervisor {
     /// signal to take first, so its call is decided again in place, without
     /// the round trip (`Supervisor::step`).
     pub(crate) signal_generation: u64,
-    /// Threads whose call the kernel is let to send a signal with when
-    /// they next run (a kill passed to it): the generation moves then.
-    signal_senders: HashSet<i32>,
+    /// Threads whose call the kernel is let to send signals with when they
+    /// next run (a kill passed to it), and the processes they go to.
+    signal_senders: HashMap<i32, Vec<i32>>,
     pub(crate) watchdog: Arc<Watchdog>,
     preemptions: u64,
     /// Threads with a watchdog SIGSTOP still pending from a step that
@@ -327,7 +327,7 @@ impl Supervisor {
             early_stops: HashSet::new(),
             signal_checks: BTreeSet::new(),
             signal_generation: 0,
-            signal_senders: HashSet::new(),
+            signal_senders: HashMap::new(),
             watchdog,
             preemptions: 0,
             stale_stops: HashSet::new(),

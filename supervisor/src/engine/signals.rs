@@ -10,8 +10,8 @@ use crate::sim::world::*;
 impl Supervisor {
     /// The kernel is let to send signal `sig` to process `pid`, now or,
     /// when `by` names the thread whose call sends it, when that thread
-    /// next runs: its parked threads are checked at the next scheduling
-    /// point, and a SIGKILL dooms it.
+    /// next runs: its parked threads are checked at the scheduling point
+    /// after that, and a SIGKILL dooms it.
     pub(crate) fn signal_sent(&mut self, pid: i32, sig: i32, by: Option<i32>) {
         if sig == libc::SIGKILL {
             match by {
@@ -19,12 +19,9 @@ impl Supervisor {
                 None => self.waits.doom(pid),
             }
         }
-        self.signal_checks.insert(pid);
         match by {
-            Some(tid) => {
-                self.signal_senders.insert(tid);
-            }
-            None => self.signal_generation += 1,
+            Some(tid) => self.signal_senders.entry(tid).or_default().push(pid),
+            None => self.signals_may_come(pid),
         }
     }
 
@@ -36,11 +33,12 @@ impl Supervisor {
         self.signal_generation += 1;
     }
 
-    /// Thread `tid` is resumed: if its call sends a signal, the kernel
-    /// sends it now (see [`Supervisor::signal_generation`]).
+    /// Thread `tid` is resumed: if its call sends signals, the kernel sends
+    /// them now, so their targets' parked threads are checked at the next
+    /// scheduling point, after this step (before it, nothing was sent).
     pub(super) fn sender_runs(&mut self, tid: i32) {
-        if self.signal_senders.remove(&tid) {
-            self.signal_generation += 1;
+        for pid in self.signal_senders.remove(&tid).unwrap_or_default() {
+            self.signals_may_come(pid);
         }
     }
 
