@@ -108,22 +108,24 @@ pub struct SimArgs {
     #[arg(long)]
     pub no_pin: bool,
 
-    /// How the next thread is chosen at each scheduling point. `random`: a
-    /// uniform seeded choice every time (many short interleavings; the
-    /// default). `sticky`: the thread that just ran goes on with
-    /// probability --stay percent if it still can and did not call
-    /// sched_yield, otherwise the uniform choice — runs of a few steps, as
-    /// a CPU's time slice gives, with a switch possible at every point and
-    /// about a third fewer thread switches, each a context switch for the
-    /// programs (README, Performance). `pct`: probabilistic
-    /// concurrency testing — each thread gets
+    /// How the next thread is chosen at each scheduling point. `sticky`
+    /// (the default): the thread that just ran goes on with probability
+    /// --stay percent if it still can and did not call sched_yield,
+    /// otherwise a uniform seeded choice — runs of a few steps, as a CPU's
+    /// time slice gives, with a switch possible at every point and about
+    /// half the thread switches of `random`, each a context switch for the
+    /// programs (README, Performance). `random`: the uniform seeded choice
+    /// every time (the shortest interleavings; the default before
+    /// `sticky`, and what a report.json without this setting ran with).
+    /// `pct`: probabilistic concurrency testing — each thread gets
     /// a seeded priority, the highest runnable one runs, and at
     /// --pct-depth minus 1 seeded steps among the first --pct-steps the
     /// running thread drops below all others (finds ordering bugs of small
     /// depth with a known probability, with far fewer thread switches). A
     /// thread that runs 100 steps in a row while others wait is lowered too,
     /// so a polling loop cannot starve the rest. Recorded in report.json.
-    #[arg(long, value_enum, default_value_t = PolicyName::Random, value_name = "POLICY")]
+    #[arg(long, value_enum, default_value_t = PolicyName::Sticky, value_name = "POLICY")]
+    #[serde(default = "PolicyName::before_sticky")]
     pub schedule_policy: PolicyName,
 
     /// With --schedule-policy sticky: the percent chance (0-99) that the
@@ -152,6 +154,14 @@ pub enum PolicyName {
     Sticky,
     /// Probabilistic concurrency testing (seeded priorities, change points).
     Pct,
+}
+
+impl PolicyName {
+    /// The policy of runs recorded before `sticky` was the default, whose
+    /// report.json has no `schedule_policy` setting.
+    fn before_sticky() -> PolicyName {
+        PolicyName::Random
+    }
 }
 
 impl SimArgs {
@@ -184,5 +194,24 @@ impl Default for SimArgs {
             sim: SimArgs,
         }
         Defaults::parse_from(["faultline"]).sim
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_without_a_policy_replays_random_and_new_runs_are_sticky() {
+        let old: SimArgs = serde_json::from_str(r#"{"cpus": 2}"#).expect("settings");
+        assert_eq!(old.schedule_policy, PolicyName::Random);
+        let new = SimArgs::default();
+        assert_eq!(
+            new.schedule(),
+            crate::sim::scheduler::SchedulePolicy::Sticky { stay: 80 }
+        );
+        let again: SimArgs =
+            serde_json::from_str(&serde_json::to_string(&new).expect("json")).expect("settings");
+        assert_eq!(again.schedule(), new.schedule());
     }
 }
