@@ -44,27 +44,13 @@ static void *socket_reader(void *arg) {
     return NULL;
 }
 
-static void tcp_pair(void) {
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    CHECK(bind(l, (struct sockaddr *)&sa, sizeof sa) == 0);
-    CHECK(listen(l, 1) == 0);
-    socklen_t len = sizeof sa;
-    CHECK(getsockname(l, (struct sockaddr *)&sa, &len) == 0);
-    sock_pair[0] = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(connect(sock_pair[0], (struct sockaddr *)&sa, sizeof sa) == 0);
-    sock_pair[1] = accept(l, NULL, NULL);
-    CHECK(sock_pair[1] >= 0);
-    close(l);
-}
-
 int main(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_usr1;
     CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
     CHECK(pipe(pipe_fds) == 0);
-    tcp_pair();
+    tcp_pair(sock_pair);
     start = now();
     pthread_t readers[2];
     CHECK_RC(pthread_create(&readers[0], NULL, pipe_reader, NULL));

@@ -30,6 +30,22 @@ static inline const char *ip_of(const struct sockaddr_in *sa) {
     return buf;
 }
 
+/* Two connected TCP sockets over loopback, since socketpair() is not
+ * simulated: pair[0] connected, pair[1] accepted; the listener is closed. */
+static inline void tcp_pair(int pair[2]) {
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    CHECK(bind(l, (struct sockaddr *)&sa, sizeof sa) == 0);
+    CHECK(listen(l, 1) == 0);
+    socklen_t len = sizeof sa;
+    CHECK(getsockname(l, (struct sockaddr *)&sa, &len) == 0);
+    pair[0] = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(connect(pair[0], (struct sockaddr *)&sa, sizeof sa) == 0);
+    pair[1] = accept(l, NULL, NULL);
+    CHECK(pair[1] >= 0);
+    close(l);
+}
+
 /* Writes all `len` bytes (blocking fd), without SIGPIPE. */
 static inline void send_all(int fd, const char *buf, size_t len) {
     while (len > 0) {

@@ -116,23 +116,14 @@ static void *blocked_reader(void *arg) {
     return NULL;
 }
 
-/* Part 3: a TCP pair, since socketpair() is not simulated. */
+/* Part 3. */
 static void restarted_recv(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_usr1;
     sa.sa_flags = SA_RESTART;
     CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa_in = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    CHECK(bind(l, (struct sockaddr *)&sa_in, sizeof sa_in) == 0);
-    CHECK(listen(l, 1) == 0);
-    socklen_t len = sizeof sa_in;
-    CHECK(getsockname(l, (struct sockaddr *)&sa_in, &len) == 0);
-    pair[0] = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(connect(pair[0], (struct sockaddr *)&sa_in, sizeof sa_in) == 0);
-    pair[1] = accept(l, NULL, NULL);
-    CHECK(pair[1] >= 0);
+    tcp_pair(pair);
     pthread_t t;
     CHECK_RC(pthread_create(&t, NULL, blocked_reader, NULL));
     struct timespec ms = {.tv_nsec = 1000000};
@@ -144,7 +135,6 @@ static void restarted_recv(void) {
     printf("recv after SA_RESTART handler: '%s', handlers %d\n", received, (int)usr1s);
     close(pair[0]);
     close(pair[1]);
-    close(l);
 }
 
 /* Part 4: what MODE does before the child is started. */
