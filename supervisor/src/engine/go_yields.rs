@@ -174,6 +174,8 @@ impl Supervisor {
         let th = self.sim.threads.get_mut(&vtid)?;
         th.step_over = Some(addr);
         th.state = ThreadState::Ready(Resume::Continue);
+        // A yield, as sched_yield is: the thread is not preferred next.
+        self.sim.sched.yielded();
         let label = match armed.point {
             Point::Yield => "go",
             Point::GiveWay => {
