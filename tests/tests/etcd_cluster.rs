@@ -32,12 +32,27 @@ fn harness(file: &str, tag: &str, duration_s: u32) -> ScenarioFile {
         );
     // The workload stops 2 s before the end; the replicas are compared in
     // the last second.
-    let text = with_arg(&text, "--from", &format!("{}s", duration_s - 1));
+    let text = with_from(&text, &format!("{}s", duration_s - 1));
     let text = with_arg(&text, "--duration", &format!("{}s", duration_s - 2)).replace(
         "/tmp/faultline-etcd/",
         &format!("/tmp/faultline-etcd-{tag}/"),
     );
     ScenarioFile::raw(&scratch_dir(&format!("etcd-{tag}")), file, &text)
+}
+
+/// `text` with every invariant's `from = "…"` time set to `value` (a
+/// partition's `from = [...]` is a list, left alone).
+fn with_from(text: &str, value: &str) -> String {
+    text.lines()
+        .map(|l| {
+            if l.starts_with("from = \"") {
+                format!("from = \"{value}\"")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `text` with the value after every `"FLAG", ` in a command array replaced.

@@ -192,6 +192,23 @@ fn a_correct_pair_passes_the_probe() {
 }
 
 #[test]
+fn a_probe_with_from_runs_only_from_then() {
+    // A check of a later period (a quiet one at the end, say): no run
+    // before `from`, not even right after the partition at 1 s.
+    let dir = scratch_dir("invariant-from");
+    let file = lease_scenario(&dir, false, &leader_probe("from = \"2s\"\n"));
+    let run = run_scenario_twice(&file.runner());
+    run.expect_pass();
+    let seed_dir = first_seed_dir(&run);
+    let out = read(&seed_dir.join("inv-1.stdout"));
+    assert!(out.starts_with("vtime=2000000000 "), "{out}");
+    let report = json(&seed_dir.join("report.json"));
+    // At 2 s, then every 250 ms until the end at 4 s (the heal at 2.5 s
+    // falls on a periodic run).
+    assert_eq!(report["invariants"][0]["runs"], 8, "{report}");
+}
+
+#[test]
 fn a_probe_that_outlives_its_timeout_fails_the_seed() {
     let dir = scratch_dir("invariant-timeout");
     let invariant = "[[invariant]]\nname = \"answers in time\"\nevery = \"1s\"\n\
@@ -219,7 +236,7 @@ fn a_probe_that_outlives_its_timeout_fails_the_seed() {
 fn bad_invariants_are_bad_input() {
     let dir = scratch_dir("invariant-bad");
     // (file, entry, line of the error, words the message must name)
-    let cases: [(&str, &str, u32, &[&str]); 5] = [
+    let cases: [(&str, &str, u32, &[&str]); 6] = [
         (
             "unknown.toml",
             "[[invariant]]\nname = \"x\"\nevery = \"1s\"\ncommand = [\"true\"]\nperiod = \"1s\"\n",
@@ -249,6 +266,12 @@ fn bad_invariants_are_bad_input() {
             "[[invariant]]\nname = \"x\"\nevery = \"1s\"\ncommand = [\"true\"]\ntimeout = \"soon\"\n",
             12,
             &["timeout"],
+        ),
+        (
+            "from.toml",
+            "[[invariant]]\nname = \"x\"\nevery = \"1s\"\ncommand = [\"true\"]\nfrom = \"later\"\n",
+            12,
+            &["from"],
         ),
     ];
     for (name, invariant, line, needles) in cases {

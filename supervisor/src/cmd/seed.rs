@@ -513,6 +513,7 @@ fn probe_specs(
             },
             every: inv.every,
             after: inv.after.clone(),
+            from: inv.from,
             timeout: inv.timeout,
             output_files: (out_path, err_path),
         });

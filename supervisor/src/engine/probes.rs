@@ -26,6 +26,8 @@ pub struct ProbeSpec {
     pub every: Option<u64>,
     /// Fault kinds right after which it also runs.
     pub after: Vec<String>,
+    /// Virtual ns before which it does not run.
+    pub from: u64,
     /// Virtual ns a run may take.
     pub timeout: u64,
     /// The files its stdout and stderr go to (every run appends), from
@@ -110,10 +112,11 @@ impl Probes {
         self.slots.iter().any(|s| s.spec.host == host)
     }
 
-    /// A fault of `kind` happened at `now`: probes that run after it are due.
+    /// A fault of `kind` happened at `now`: probes that run after it are
+    /// due (those whose `from` has come).
     pub(super) fn after_fault(&mut self, kind: &str, now: u64) {
         for s in &mut self.slots {
-            if s.spec.after.iter().any(|k| k == kind) {
+            if now >= s.spec.from && s.spec.after.iter().any(|k| k == kind) {
                 s.due = Some(s.due.map_or(now, |d| d.min(now)));
             }
         }
@@ -142,10 +145,11 @@ impl Probes {
 }
 
 impl Supervisor {
-    /// Adds the scenario's probes; each first runs `every` after the start.
+    /// Adds the scenario's probes; each first runs `every` after the start,
+    /// or at its `from`.
     pub fn add_probes(&mut self, specs: Vec<ProbeSpec>) {
         self.probes.slots.extend(specs.into_iter().map(|spec| Slot {
-            due: spec.every,
+            due: first_run(spec.every, spec.from),
             spec,
             running: None,
         }));
@@ -280,6 +284,12 @@ fn quote(stream: &str, path: &PathBuf, from: u64) -> String {
 }
 
 /// Virtual ns as seconds, for messages.
+/// When a probe run every `every` (if at all) first runs: `every` after
+/// the start, or at `from` if that is set.
+fn first_run(every: Option<u64>, from: u64) -> Option<u64> {
+    every.map(|e| if from > 0 { from } else { e })
+}
+
 fn seconds(ns: u64) -> String {
     format!("{:.9}s", ns as f64 / 1e9)
 }

@@ -30,6 +30,7 @@ pub(super) struct RawInvariant {
     name: Spanned<String>,
     every: Option<Spanned<String>>,
     after: Option<Spanned<Vec<String>>>,
+    from: Option<Spanned<String>>,
     command: Spanned<Vec<String>>,
     timeout: Option<Spanned<String>>,
 }
@@ -52,6 +53,9 @@ pub struct InvariantSpec {
     pub every: Option<u64>,
     /// Fault kinds right after which it also runs.
     pub after: Vec<String>,
+    /// Virtual ns before which it does not run (0: from the start): a
+    /// check of a quiet period at the end starts no runs before it.
+    pub from: u64,
     /// Virtual ns a run may take before it is killed and fails the seed.
     pub timeout: u64,
 }
@@ -115,6 +119,10 @@ pub(super) fn specs(
         if every.is_none() && after.is_empty() {
             return Err(ctx.at(inv.name.span(), Problem::NeverRuns(name)));
         }
+        let from = match &inv.from {
+            Some(f) => ctx.duration("from", f)?,
+            None => 0,
+        };
         let timeout = match &inv.timeout {
             Some(t) => match ctx.duration("timeout", t)? {
                 0 => {
@@ -135,6 +143,7 @@ pub(super) fn specs(
             args,
             every,
             after,
+            from,
             timeout,
         });
     }
