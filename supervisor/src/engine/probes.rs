@@ -283,13 +283,13 @@ fn quote(stream: &str, path: &PathBuf, from: u64) -> String {
     out
 }
 
-/// Virtual ns as seconds, for messages.
 /// When a probe run every `every` (if at all) first runs: `every` after
 /// the start, or at `from` if that is set.
 fn first_run(every: Option<u64>, from: u64) -> Option<u64> {
     every.map(|e| if from > 0 { from } else { e })
 }
 
+/// Virtual ns as seconds, for messages.
 fn seconds(ns: u64) -> String {
     format!("{:.9}s", ns as f64 / 1e9)
 }

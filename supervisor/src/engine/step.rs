@@ -43,11 +43,9 @@ impl Supervisor {
                     self.step_ended();
                     return Ok(());
                 }
-                return self
-                    .run_until_stopped(vtid)
-                    .map_err(|e| std::io::Error::other(e.to_string()));
+            } else {
+                self.answer_request(vtid, req, resume);
             }
-            self.answer_request(vtid, req, resume);
             return self
                 .run_until_stopped(vtid)
                 .map_err(|e| std::io::Error::other(e.to_string()));
@@ -124,7 +122,7 @@ impl Supervisor {
 
     /// `tid` of `pid` is about to run: its time page is current and the
     /// watchdog watches it.
-    pub(super) fn about_to_run(&mut self, pid: i32, tid: i32) {
+    pub(crate) fn about_to_run(&mut self, pid: i32, tid: i32) {
         self.refresh_vdso(pid);
         self.watchdog.running(pid, tid);
     }

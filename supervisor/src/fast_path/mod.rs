@@ -361,8 +361,7 @@ impl Supervisor {
         };
         let th = &self.sim.threads[&vtid];
         let (pid, tid) = (th.pid, th.tid);
-        self.refresh_vdso(pid);
-        self.watchdog.running(pid, tid);
+        self.about_to_run(pid, tid);
         if let Some(chan) = &self.channel {
             if matches!(reply, ch::REPLY_PASS | ch::REPLY_PASS_REPORT) {
                 chan.set_pass(req.slot, pass_nr, pass_args);
