@@ -25,11 +25,12 @@ impl Supervisor {
     }
 
     /// The clocks process `pid`'s vDSO page must show now (its host's).
-    fn page_clocks(&self, pid: i32) -> Clocks {
+    fn page_clocks(&self, pid: i32, ahead: u64) -> Clocks {
         let host = self.sim.clock_host(pid);
+        let clock = &self.sim.clock;
         Clocks {
-            mono_ns: self.sim.clock.read_on(host, libc::CLOCK_MONOTONIC) as u64,
-            real_ns: self.sim.clock.read_on(host, libc::CLOCK_REALTIME) as i64,
+            mono_ns: clock.read_on_ahead(host, libc::CLOCK_MONOTONIC, ahead) as u64,
+            real_ns: clock.read_on_ahead(host, libc::CLOCK_REALTIME, ahead) as i64,
         }
     }
 
@@ -40,7 +41,7 @@ impl Supervisor {
             return false;
         }
         let every = self.clock_step_every();
-        match VdsoPage::install(pid, base, every, self.page_clocks(pid)) {
+        match VdsoPage::install(pid, base, every, self.page_clocks(pid, 0)) {
             Ok((page, unshared)) => {
                 self.vdso_pages.insert(mm, page);
                 self.report_unshared(unshared);
@@ -104,13 +105,14 @@ impl Supervisor {
         }
     }
 
-    /// Before `pid` runs: its page shows the current virtual time (and a
-    /// forked child has its own page).
-    pub(crate) fn refresh_vdso(&mut self, pid: i32) {
+    /// Before `pid` runs: its page shows the virtual time it runs at, the
+    /// current time moved `ahead` ns on (and a forked child has its own
+    /// page).
+    pub(crate) fn refresh_vdso(&mut self, pid: i32, ahead: u64) {
         let Some(mm) = self.sim.procs.get(&pid).map(|p| p.mm) else {
             return;
         };
-        let clocks = self.page_clocks(pid);
+        let clocks = self.page_clocks(pid, ahead);
         if let Some(page) = self.vdso_pages.get_mut(&mm) {
             let unshared = page.refresh(pid, clocks);
             self.report_unshared(unshared);

@@ -53,12 +53,13 @@ impl Supervisor {
             }
             self.sim.fire_timerfds();
             self.check_signals();
+            let answered = self.answer_ahead();
             let parked = scheduler::parked(&self.sim.threads, self.sim.clock.now());
             self.wake_due(&parked.due);
             self.tell_descriptor_changes();
             self.sim.wake_ready_fds(&self.host_fds, &parked.on_fds);
             self.sim.wake_net_waiters(&self.host_fds, &parked.on_net);
-            let pick = match self.decide() {
+            let pick = match answered.map_or_else(|| self.decide(), Decision::Run) {
                 Decision::Run(pick) => pick,
                 Decision::AdvanceTo(t) => {
                     self.sim
@@ -70,7 +71,11 @@ impl Supervisor {
                 Decision::Stuck => break Ending::Deadlock(self.deadlock_report()),
             };
             self.charge_step(pick, self.cfg.step_cost_ns);
-            if let Err(e) = self.step(pick) {
+            let stepped = match answered {
+                Some(vtid) => self.finish_answered_step(vtid),
+                None => self.step(pick),
+            };
+            if let Err(e) = stepped {
                 break Ending::Internal(e.to_string());
             }
         };

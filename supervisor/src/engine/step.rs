@@ -11,24 +11,7 @@ use crate::sim::world::*;
 impl Supervisor {
     /// Resumes `vtid` and runs it until its next scheduling point.
     pub(super) fn step(&mut self, vtid: Vtid) -> std::io::Result<()> {
-        let th = self.sim.threads.get_mut(&vtid).expect("picked thread");
-        let ThreadState::Ready(resume) = std::mem::replace(&mut th.state, ThreadState::Dying)
-        else {
-            unreachable!("picked a thread that is not ready");
-        };
-        let tid = th.tid;
-        self.sender_runs(tid);
-        let th = &self.sim.threads[&vtid];
-        let passing = matches!(resume, Resume::Pass | Resume::PassThenExit(..)).then_some(&th.regs);
-        self.waits.step_starts(th.pid, th.tid, passing);
-        let procs = &self.sim.procs;
-        self.waits.forget(|p| procs.contains_key(&p));
-        if matches!(
-            resume,
-            Resume::Pass | Resume::PassThenExit(..) | Resume::Signal(_)
-        ) {
-            self.sim.descriptors_changed();
-        }
+        let resume = self.begin_step(vtid);
         let th = self.sim.threads.get_mut(&vtid).expect("picked thread");
         if let Some(req) = th.channel_wait.take() {
             if matches!(resume, Resume::Restart) && req.signal_generation == self.signal_generation
@@ -44,7 +27,7 @@ impl Supervisor {
                     return Ok(());
                 }
             } else {
-                self.answer_request(vtid, req, resume);
+                self.answer_request(vtid, req, resume, 0);
             }
             return self
                 .run_until_stopped(vtid)
@@ -108,6 +91,74 @@ impl Supervisor {
             .map_err(|e| std::io::Error::other(e.to_string()))
     }
 
+    /// The picked thread's step begins: it leaves the ready threads, and
+    /// what its resumption sets off (signals it sent, a call passed to the
+    /// kernel) is noted. Returns how it resumes.
+    fn begin_step(&mut self, vtid: Vtid) -> Resume {
+        let th = self.sim.threads.get_mut(&vtid).expect("picked thread");
+        let ThreadState::Ready(resume) = std::mem::replace(&mut th.state, ThreadState::Dying)
+        else {
+            unreachable!("picked a thread that is not ready");
+        };
+        let tid = th.tid;
+        self.sender_runs(tid);
+        let th = &self.sim.threads[&vtid];
+        let passing = matches!(resume, Resume::Pass | Resume::PassThenExit(..)).then_some(&th.regs);
+        self.waits.step_starts(th.pid, th.tid, passing);
+        let procs = &self.sim.procs;
+        self.waits.forget(|p| procs.contains_key(&p));
+        if matches!(
+            resume,
+            Resume::Pass | Resume::PassThenExit(..) | Resume::Signal(_)
+        ) {
+            self.sim.descriptors_changed();
+        }
+        resume
+    }
+
+    /// Lets the thread that ran last run on at once, before the wakes that
+    /// precede the next decision, when the scheduler tells now that the
+    /// decision keeps it: the common case of the sticky policy, where the
+    /// supervisor's wakes then overlap the thread's run instead of
+    /// delaying it. Only a thread answered over the channel with a value
+    /// qualifies: its run until its next call changes nothing the wakes
+    /// look at (no descriptor, no simulated state; calls that could are
+    /// trapped or posted and wait for the supervisor), and nothing the
+    /// wakes do can stop it from being picked (they only make parked
+    /// threads runnable; faults, pauses and signals came before). Its
+    /// time page shows the time after its step's cost, charged as usual
+    /// after the wakes. Returns the thread, whose step the caller finishes
+    /// with [`Supervisor::finish_answered_step`].
+    pub(super) fn answer_ahead(&mut self) -> Option<Vtid> {
+        self.channel.as_ref()?;
+        let (threads, procs, paused) = (&self.sim.threads, &self.sim.procs, &self.paused);
+        let senders = &self.signal_senders;
+        let vtid = self.sim.sched.keeps_ahead(|v| {
+            threads.get(&v).is_some_and(|t| {
+                matches!(t.state, ThreadState::Ready(Resume::Return(_)))
+                    && t.channel_wait.is_some()
+                    && !senders.contains_key(&t.tid)
+                    && procs.get(&t.pid).is_some_and(|p| !paused.contains(&p.host))
+            })
+        })?;
+        let resume = self.begin_step(vtid);
+        let req = self
+            .sim
+            .threads
+            .get_mut(&vtid)
+            .and_then(|t| t.channel_wait.take())
+            .expect("an eligible thread waits on the channel");
+        self.answer_request(vtid, req, resume, self.cfg.step_cost_ns);
+        Some(vtid)
+    }
+
+    /// The step of a thread [`Supervisor::answer_ahead`] let run: on to
+    /// its next scheduling point.
+    pub(super) fn finish_answered_step(&mut self, vtid: Vtid) -> std::io::Result<()> {
+        self.run_until_stopped(vtid)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+
     /// A process whose threads are all exiting is still there: the step
     /// goes on until it is gone.
     fn group_exiting(&self) -> bool {
@@ -123,7 +174,13 @@ impl Supervisor {
     /// `tid` of `pid` is about to run: its time page is current and the
     /// watchdog watches it.
     pub(crate) fn about_to_run(&mut self, pid: i32, tid: i32) {
-        self.refresh_vdso(pid);
+        self.runs_ahead(pid, tid, 0);
+    }
+
+    /// `tid` of `pid` is about to run at `ahead` ns after the current
+    /// time: its time page shows that time and the watchdog watches it.
+    pub(crate) fn runs_ahead(&mut self, pid: i32, tid: i32, ahead: u64) {
+        self.refresh_vdso(pid, ahead);
         self.watchdog.running(pid, tid);
     }
 

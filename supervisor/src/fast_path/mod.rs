@@ -333,7 +333,13 @@ impl Supervisor {
 
     /// Resumes a thread that waits on the channel: the answer its handler
     /// decided, delivered in its slot.
-    pub(crate) fn answer_request(&mut self, vtid: Vtid, req: ChannelRequest, resume: Resume) {
+    pub(crate) fn answer_request(
+        &mut self,
+        vtid: Vtid,
+        req: ChannelRequest,
+        resume: Resume,
+        ahead: u64,
+    ) {
         let (mut pass_nr, mut pass_args) = (req.nr, req.args);
         let (reply, ret) = match resume {
             Resume::Return(v) => (ch::REPLY_RETURN, v),
@@ -361,7 +367,7 @@ impl Supervisor {
         };
         let th = &self.sim.threads[&vtid];
         let (pid, tid) = (th.pid, th.tid);
-        self.about_to_run(pid, tid);
+        self.runs_ahead(pid, tid, ahead);
         if let Some(chan) = &self.channel {
             if matches!(reply, ch::REPLY_PASS | ch::REPLY_PASS_REPORT) {
                 chan.set_pass(req.slot, pass_nr, pass_args);

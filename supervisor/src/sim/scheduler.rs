@@ -50,6 +50,13 @@ trait Policy {
     fn forget(&mut self, _vtid: Vtid) {}
     /// The thread that ran last yielded its CPU (sched_yield).
     fn yielded(&mut self) {}
+    /// Draws now, ahead of the next [`Policy::pick`], whether that pick
+    /// keeps the thread picked last, if it is `eligible` and the policy's
+    /// choice between it and the rest does not depend on who else can run
+    /// then. None (nothing drawn) if the policy cannot tell now.
+    fn keeps_ahead(&mut self, _eligible: &dyn Fn(Vtid) -> bool) -> Option<Vtid> {
+        None
+    }
 }
 
 /// Today's policy: a uniform choice from the seeded stream.
@@ -70,15 +77,19 @@ struct Sticky {
     stay: f64,
     /// The thread picked last, while staying on it is allowed.
     last: Option<Vtid>,
+    /// A stay drawn ahead of its pick that came out "switch"
+    /// ([`Policy::keeps_ahead`]): the next pick uses it instead of a draw.
+    switch_drawn: bool,
 }
 
 impl Policy for Sticky {
     fn pick(&mut self, candidates: &[Vtid]) -> Vtid {
+        let switch_drawn = std::mem::take(&mut self.switch_drawn);
         // No draw at 0%: then it is the uniform choice, draw for draw.
         let stays = self
             .last
             .filter(|v| self.stay > 0.0 && candidates.contains(v))
-            .filter(|_| self.uniform.rng.gen_bool(self.stay));
+            .filter(|_| !switch_drawn && self.uniform.rng.gen_bool(self.stay));
         let pick = stays.unwrap_or_else(|| self.uniform.pick(candidates));
         self.last = Some(pick);
         pick
@@ -92,6 +103,19 @@ impl Policy for Sticky {
 
     fn yielded(&mut self) {
         self.last = None;
+    }
+
+    /// The draw [`Sticky::pick`] makes, made early: it depends only on
+    /// whether the last pick can still run, which the caller vouches for.
+    fn keeps_ahead(&mut self, eligible: &dyn Fn(Vtid) -> bool) -> Option<Vtid> {
+        let last = self
+            .last
+            .filter(|&v| self.stay > 0.0 && !self.switch_drawn && eligible(v))?;
+        if self.uniform.rng.gen_bool(self.stay) {
+            return Some(last);
+        }
+        self.switch_drawn = true;
+        None
     }
 }
 
@@ -240,6 +264,7 @@ impl Scheduler {
                 uniform: UniformRandom { rng },
                 stay: f64::from(stay.min(99)) / 100.0,
                 last: None,
+                switch_drawn: false,
             }),
             SchedulePolicy::Pct { depth, steps } => Box::new(Pct::new(rng, depth, steps)),
         };
@@ -284,6 +309,18 @@ impl Scheduler {
     /// other threads of its process) has had a step.
     pub fn preempted(&mut self, spinner: Vtid, owed: BTreeSet<Vtid>) {
         self.penalty = Some((spinner, owed));
+    }
+
+    /// The thread the next decision picks, decided now if the policy can
+    /// tell without knowing who else will be able to run: the thread that
+    /// ran last, if it is `eligible` (it can run then, whatever wakes
+    /// before the decision) and the policy keeps it. The decision itself
+    /// is then not asked for; otherwise it comes out as it would have.
+    pub fn keeps_ahead(&mut self, eligible: impl Fn(Vtid) -> bool) -> Option<Vtid> {
+        if self.penalty.is_some() {
+            return None;
+        }
+        self.policy.keeps_ahead(&eligible)
     }
 
     /// The thread is gone.
@@ -620,6 +657,34 @@ mod tests {
         let mut sched = Scheduler::new(7, sticky);
         let _ = picks(&mut sched, &threads, 50);
         assert!(!picks(&mut sched, &only_two, 50).contains(&1));
+    }
+
+    #[test]
+    fn a_stay_drawn_ahead_gives_the_picks_of_the_decisions() {
+        let threads = states(&[(1, ready()), (2, ready()), (3, ready())]);
+        let sticky = SchedulePolicy::Sticky { stay: 80 };
+        let plain = picks(&mut Scheduler::new(11, sticky), &threads, 300);
+        // Asked ahead before every decision (only thread 2 eligible): a
+        // kept thread skips the decision, any other answer leaves it to
+        // come out as it would have, draw for draw.
+        let mut sched = Scheduler::new(11, sticky);
+        let mut ahead = Vec::new();
+        let mut kept = 0;
+        while ahead.len() < 300 {
+            match sched.keeps_ahead(|v| v == 2) {
+                Some(v) => {
+                    kept += 1;
+                    ahead.push(v);
+                }
+                None => ahead.extend(picks(&mut sched, &threads, 1)),
+            }
+        }
+        assert_eq!(ahead, plain);
+        assert!(kept > 30, "{kept} kept ahead");
+        // Policies that cannot tell ahead draw nothing.
+        let mut random = Scheduler::new(11, SchedulePolicy::Random);
+        let _ = picks(&mut random, &threads, 1);
+        assert_eq!(random.keeps_ahead(|_| true), None);
     }
 
     #[test]

@@ -104,18 +104,19 @@ impl VClock {
         self.elapsed = self.elapsed.saturating_add(d);
     }
 
-    /// What `clock_gettime(clock_id)` reads now. Every id is answered: the CPU
-    /// time clocks read elapsed virtual time, since computation is free.
-    pub fn read(&self, clock_id: i32) -> i128 {
+    /// What `clock_gettime(clock_id)` reads at run time `elapsed`. Every id
+    /// is answered: the CPU time clocks read elapsed virtual time, since
+    /// computation is free.
+    fn read_at(&self, clock_id: i32, elapsed: u64) -> i128 {
         if is_realtime(clock_id) {
             let tai = if clock_id == libc::CLOCK_TAI {
                 37 * NS as i128
             } else {
                 0
             };
-            return self.epoch_ns + self.elapsed as i128 + tai;
+            return self.epoch_ns + elapsed as i128 + tai;
         }
-        (MONOTONIC_BASE_NS + self.elapsed) as i128
+        (MONOTONIC_BASE_NS + elapsed) as i128
     }
 
     fn host(&self, host: usize) -> HostClock {
@@ -132,13 +133,21 @@ impl VClock {
     /// What `clock_gettime(clock_id)` reads now on host `host` (its index):
     /// the run's clock, moved by the host's clock faults.
     pub fn read_on(&self, host: usize, clock_id: i32) -> i128 {
+        self.read_on_ahead(host, clock_id, 0)
+    }
+
+    /// What `clock_gettime(clock_id)` will read on host `host` once time
+    /// has moved `ahead` ns on (a thread let run before its step's cost is
+    /// charged sees the time it runs at).
+    pub fn read_on_ahead(&self, host: usize, clock_id: i32, ahead: u64) -> i128 {
         let h = self.host(host);
         let wall = if is_realtime(clock_id) {
             h.real_offset
         } else {
             0
         };
-        self.read(clock_id) + h.drift(self.elapsed) + wall
+        let at = self.elapsed.saturating_add(ahead);
+        self.read_at(clock_id, at) + h.drift(at) + wall
     }
 
     /// Converts an absolute deadline on host `host`'s `clock_id` into
@@ -262,11 +271,11 @@ mod tests {
         let mut c = VClock::new(DEFAULT_EPOCH_SECS);
         c.advance_by(5 * NS);
         assert_eq!(
-            c.read(libc::CLOCK_REALTIME),
+            c.read_on(0, libc::CLOCK_REALTIME),
             (DEFAULT_EPOCH_SECS as i128 + 5) * NS as i128
         );
-        assert_eq!(c.read(libc::CLOCK_MONOTONIC), 105 * NS as i128);
-        let abs = c.read(libc::CLOCK_MONOTONIC) + 2 * NS as i128;
+        assert_eq!(c.read_on(0, libc::CLOCK_MONOTONIC), 105 * NS as i128);
+        let abs = c.read_on(0, libc::CLOCK_MONOTONIC) + 2 * NS as i128;
         assert_eq!(c.deadline_on(0, libc::CLOCK_MONOTONIC, abs), 7 * NS);
     }
 
