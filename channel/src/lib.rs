@@ -208,16 +208,51 @@ pub struct Slot {
     pub peek_len: [u32; 2],
     /// The copies.
     pub peek: [[u8; PEEK_BYTES]; 2],
-    /// Set by a patched wrapper for the length of one call: its pointers
-    /// may be read ([`Slot::peek`]).
-    pub peek_ok: u32,
+    /// Which patched site of the shared stub made the call, for the
+    /// length of one call: [`CALLER_LIBC`], [`CALLER_RUNTIME`] or
+    /// [`CALLER_SYSCALL`]. It says whose pointers the call carries.
+    pub caller: u32,
+    /// Bytes of [`Slot::poke`] to copy to [`Slot::poke_at`] (0: none): what
+    /// the supervisor wrote into the caller's memory while it decided a
+    /// patched Go thread's call ([`CALLER_RUNTIME`], [`CALLER_SYSCALL`]:
+    /// the events of an epoll wait, the data of a read, a clock's time),
+    /// which the stub copies out itself as soon as it sees the answer,
+    /// before it makes a passed call or gives back the signal mask,
+    /// instead of the supervisor writing it into the process with a system
+    /// call. Cleared by the stub once copied.
+    pub poke_len: u32,
+    /// Where [`Slot::poke`] goes in the caller's memory.
+    pub poke_at: u64,
+    /// The bytes.
+    pub poke: [u8; POKE_BYTES],
 }
+
+/// [`Slot::caller`]: a patched glibc site, whose caller may pass any
+/// pointer (the kernel would answer a bad one with `EFAULT`).
+pub const CALLER_LIBC: u32 = 0;
+/// [`Slot::caller`]: a Go runtime wrapper, whose pointers are always valid:
+/// the stub copies what its sleep and futex wait read ([`Slot::peek`]),
+/// and the answer may carry what the call writes ([`Slot::poke`]).
+pub const CALLER_RUNTIME: u32 = 1;
+/// [`Slot::caller`]: package syscall's `Syscall6`, every other call of a Go
+/// program, whose buffers are the program's own slices: the answer may
+/// carry what the call writes ([`Slot::poke`]).
+pub const CALLER_SYSCALL: u32 = 2;
 
 /// Bytes of each copy in [`Slot::peek`]: a `timespec`.
 pub const PEEK_BYTES: usize = 16;
 
+/// Bytes a call's answer can carry into its caller's memory
+/// ([`Slot::poke`]): a few epoll events, a read of a small message. Larger
+/// writes are made by the supervisor as before.
+pub const POKE_BYTES: usize = 1024;
+
 /// Bytes of the whole region.
 pub const SIZE: usize = core::mem::size_of::<Header>() + SLOTS * core::mem::size_of::<Slot>();
+
+// A Go program maps the region at GO_CHANNEL_AT, below the 4 MiB where
+// non-PIE programs are linked.
+const _: () = assert!(GO_CHANNEL_AT as usize + SIZE <= 0x40_0000);
 
 /// Byte offset of slot `i`.
 pub const fn slot_offset(i: usize) -> usize {

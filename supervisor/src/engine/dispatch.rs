@@ -4,9 +4,11 @@
 //! call left for the engine (signals let go, failed disk calls) is acted on.
 
 use super::*;
+use crate::fast_path::channel::SlotPokes;
 use crate::sim::host_probe::HostProbe;
 use crate::sim::memory::{Memory, Regs};
 use crate::sim::peek::{Peek, Peeked};
+use crate::sim::poke::Poked;
 use crate::sys::{table, Action, Call};
 
 impl Supervisor {
@@ -18,18 +20,27 @@ impl Supervisor {
         }
     }
 
-    /// Handles the seccomp stop of `vtid` with registers `regs` (and the
-    /// memory a channel request came with, `peek`). Returns false if the
-    /// call was answered in place and the thread runs on (the step goes
-    /// on), true if the thread reached a scheduling point.
-    pub(crate) fn dispatch(&mut self, vtid: Vtid, regs: Regs, peek: Peek) -> bool {
+    /// Handles the seccomp stop of `vtid` with registers `regs` (and, for
+    /// a channel request, the memory it came with, `peek`, and where the
+    /// handler's writes into the caller's memory may wait for its stub,
+    /// `pokes`). Returns false if the call was answered in place and the
+    /// thread runs on (the step goes on), true if the thread reached a
+    /// scheduling point.
+    pub(crate) fn dispatch(
+        &mut self,
+        vtid: Vtid,
+        regs: Regs,
+        peek: Peek,
+        pokes: Option<SlotPokes>,
+    ) -> bool {
         // A SIGKILL the caller's step sent has its effect before the call
         // is decided, not whenever the kernel delivers it (a failure to
         // wait shows at the run loop's next settle, which ends the run).
         let _ = self.settle_doomed();
         self.tell_descriptor_changes();
         let th = &self.sim.threads[&vtid];
-        let mem = Peeked::new(crate::host::tracee::Process(th.pid), peek);
+        let process = Poked::new(crate::host::tracee::Process(th.pid), pokes);
+        let mem = Peeked::new(process, peek);
         let call = Call::at_stop(vtid, th.tid, th.pid, regs, mem);
         // Not the program's own calls, or not the same number of them on
         // every path: they pass without a trace event, and without giving

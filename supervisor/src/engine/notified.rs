@@ -67,7 +67,7 @@ impl Supervisor {
         }
         th.notified = Some(n.id);
         let regs = self.regs_for_call(vtid, n.nr, n.args);
-        if !self.dispatch(vtid, regs, Peek::default()) {
+        if !self.dispatch(vtid, regs, Peek::default(), None) {
             // Notified calls are never answered in place; if one were, it
             // must not stay unanswered.
             eprintln!(
@@ -109,7 +109,7 @@ impl Supervisor {
             Resume::Restart if !self.signal_queued(pid, tid) => {
                 self.about_to_run(pid, tid);
                 self.sim.threads.get_mut(&vtid).expect("thread").notified = Some(id);
-                return !self.dispatch(vtid, regs, Peek::default());
+                return !self.dispatch(vtid, regs, Peek::default(), None);
             }
             Resume::Restart => Answer::Restart,
             other => {

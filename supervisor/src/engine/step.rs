@@ -67,7 +67,7 @@ impl Supervisor {
                 // the seccomp stop it would reach, without the round trip.
                 // (A call answered in place resumes the thread at once.)
                 self.about_to_run(pid, tid);
-                if self.dispatch(vtid, regs, Peek::default()) && !self.group_exiting() {
+                if self.dispatch(vtid, regs, Peek::default(), None) && !self.group_exiting() {
                     self.step_ended();
                     return Ok(());
                 }
@@ -306,7 +306,7 @@ impl Supervisor {
         match tracee::get_regs(tid) {
             Ok(regs) => {
                 self.sim.threads.get_mut(&vtid).expect("thread").regs = regs;
-                if !self.dispatch(vtid, regs, Peek::default()) {
+                if !self.dispatch(vtid, regs, Peek::default(), None) {
                     return StepEnd::Running;
                 }
                 self.patch_libc_site(vtid, &regs, false);

@@ -198,6 +198,8 @@ impl Channel {
         self.handed_to.set(None);
         self.poster.set(Some(slot));
         let p = self.slot(slot);
+        // SAFETY: inside the mapping; the poster waits for the answer.
+        unsafe { std::ptr::write_volatile(&mut (*p).poke_len, 0) };
         // SAFETY: inside the mapping; the poster wrote the fields before
         // the Release store of `state`, which we Acquire.
         unsafe {
@@ -212,6 +214,7 @@ impl Channel {
                 mask: std::ptr::read_volatile(&(*p).mask),
                 result: std::ptr::read_volatile(&(*p).ret),
                 sp: std::ptr::read_volatile(&(*p).sp),
+                caller: std::ptr::read_volatile(&(*p).caller),
                 peek: Peek {
                     at: std::ptr::read_volatile(&(*p).peek_at),
                     len: std::ptr::read_volatile(&(*p).peek_len),
@@ -318,6 +321,15 @@ impl Channel {
         ch::claim_slot(tid, tid, |i| unsafe { &(*self.slot(i)).owner })
     }
 
+    /// The poke area of `slot`, whose request is being decided: the
+    /// handlers' writes into the caller's memory wait there for its stub
+    /// ([`ch::Slot::poke`]).
+    pub fn pokes(&self, slot: usize) -> SlotPokes {
+        SlotPokes {
+            slot: self.slot(slot),
+        }
+    }
+
     /// Frees a slot whose thread is gone.
     pub fn release(&self, slot: usize) {
         for mark in [&self.poster, &self.handed_to] {
@@ -329,7 +341,44 @@ impl Channel {
         unsafe {
             (*self.slot(slot)).state.store(ch::IDLE, Ordering::Release);
             (*self.slot(slot)).busy = 0;
+            (*self.slot(slot)).poke_len = 0;
             (*self.slot(slot)).owner.store(0, Ordering::Release);
+        }
+    }
+}
+
+/// A slot's poke area, for the request its thread waits on.
+pub struct SlotPokes {
+    slot: *mut ch::Slot,
+}
+
+impl crate::sim::poke::PokeArea for SlotPokes {
+    fn waiting(&self) -> Option<(u64, usize)> {
+        // SAFETY: inside the mapping, which lives as long as the run; its
+        // thread reads the area only once answered.
+        let (at, len) = unsafe { ((*self.slot).poke_at, (*self.slot).poke_len) };
+        (len != 0).then_some((at, len as usize))
+    }
+
+    fn hold(&self, addr: u64, data: &[u8]) -> bool {
+        if data.is_empty() || data.len() > ch::POKE_BYTES || self.waiting().is_some() {
+            return false;
+        }
+        // SAFETY: as above; the length fits the area.
+        unsafe {
+            (&mut (*self.slot).poke)[..data.len()].copy_from_slice(data);
+            (*self.slot).poke_at = addr;
+            (*self.slot).poke_len = data.len() as u32;
+        }
+        true
+    }
+
+    fn take(&self) -> Option<(u64, Vec<u8>)> {
+        let (at, len) = self.waiting()?;
+        // SAFETY: as above.
+        unsafe {
+            (*self.slot).poke_len = 0;
+            Some((at, (&(*self.slot).poke)[..len].to_vec()))
         }
     }
 }

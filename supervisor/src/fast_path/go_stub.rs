@@ -44,8 +44,8 @@ std::arch::global_asm!(
     "cmp dword ptr gs:[{busy}], 0",
     "jne 8f",
     "mov dword ptr gs:[{busy}], 1",
-    // r11 non-zero: called by a runtime wrapper, whose pointers are valid.
-    "mov dword ptr gs:[{peek_ok}], r11d",
+    // r11: which kind of site called (`ch::Slot::caller`).
+    "mov dword ptr gs:[{caller}], r11d",
     // The call, as the wrapper loaded it, into the slot.
     "mov qword ptr gs:[{nr}], rax",
     "mov qword ptr gs:[{args}], rdi",
@@ -62,8 +62,8 @@ std::arch::global_asm!(
     // timespec, its futex wait's word and timeout.
     "mov qword ptr gs:[{peek_at}], 0",
     "mov qword ptr gs:[{peek_at} + 8], 0",
-    "cmp dword ptr gs:[{peek_ok}], 0",
-    "je 30f",
+    "cmp dword ptr gs:[{caller}], {caller_runtime}",
+    "jne 30f",
     "mov rcx, qword ptr gs:[{args}]",
     "cmp qword ptr gs:[{nr}], {sys_nanosleep}",
     "jne 31f",
@@ -181,9 +181,18 @@ std::arch::global_asm!(
     "mov eax, {sys_futex}",
     "syscall",
     "jmp 3b",
-    // Answered: take the answer, free the slot, restore the mask (which
-    // the supervisor may have changed).
+    // Answered: copy what the supervisor wrote for the call into the
+    // caller's memory (`ch::Slot::poke`), take the answer, free the slot,
+    // restore the mask (which the supervisor may have changed).
     "5:",
+    "mov ecx, dword ptr [r11 + {poke_len}]",
+    "test ecx, ecx",
+    "jz 21f",
+    "mov rdi, qword ptr [r11 + {poke_at}]",
+    "lea rsi, [r11 + {poke}]",
+    "rep movsb",
+    "mov dword ptr [r11 + {poke_len}], 0",
+    "21:",
     "mov r9d, dword ptr [r11 + {reply_kind}]",
     "cmp r9d, {reply_pass}",
     "je 13f",
@@ -267,7 +276,11 @@ std::arch::global_asm!(
     pass_nr = const offset_of!(ch::Slot, pass_nr),
     sp = const offset_of!(ch::Slot, sp),
     gate = const ch::PASS_GATE,
-    peek_ok = const offset_of!(ch::Slot, peek_ok),
+    caller = const offset_of!(ch::Slot, caller),
+    caller_runtime = const ch::CALLER_RUNTIME,
+    poke_len = const offset_of!(ch::Slot, poke_len),
+    poke_at = const offset_of!(ch::Slot, poke_at),
+    poke = const offset_of!(ch::Slot, poke),
     peek_at = const offset_of!(ch::Slot, peek_at),
     peek_len = const offset_of!(ch::Slot, peek_len),
     peek = const offset_of!(ch::Slot, peek),
@@ -316,16 +329,17 @@ impl Lead {
     }
 
     /// What the site's stub puts in r11 for `common` (free: `syscall`
-    /// clobbers it): 1 from a runtime wrapper, whose pointers `common` may
-    /// copy into the slot (`ch::Slot::peek`); 0 from `Syscall6`, which
-    /// makes any call the program asks for, with whatever pointers.
-    fn peek_flag(self) -> Vec<u8> {
-        match self {
-            // mov r11d, 1
-            Lead::LoadNr(_) => vec![0x41, 0xbb, 1, 0, 0, 0],
-            // xor r11d, r11d
-            Lead::MoveRdiRbx => vec![0x45, 0x31, 0xdb],
-        }
+    /// clobbers it), the kind of caller (`ch::Slot::caller`): a runtime
+    /// wrapper, whose pointers `common` may copy into the slot
+    /// (`ch::Slot::peek`), or `Syscall6`, which makes any call the program
+    /// asks for, with its own slices.
+    fn caller_flag(self) -> Vec<u8> {
+        let caller = match self {
+            Lead::LoadNr(_) => ch::CALLER_RUNTIME,
+            Lead::MoveRdiRbx => ch::CALLER_SYSCALL,
+        };
+        // mov r11d, caller
+        [&[0x41, 0xbb][..], &caller.to_le_bytes()].concat()
     }
 }
 
@@ -382,7 +396,7 @@ pub fn rewrite(page: u64, sites: &[Site]) -> Option<(Vec<u8>, Vec<Patch>)> {
     for site in sites {
         let at = page + bytes.len() as u64;
         bytes.extend_from_slice(&site.lead.bytes());
-        bytes.extend_from_slice(&site.lead.peek_flag());
+        bytes.extend_from_slice(&site.lead.caller_flag());
         // call common
         bytes.push(0xe8);
         bytes.extend_from_slice(&rel32(page + bytes.len() as u64 + 4, page)?.to_le_bytes());

@@ -165,7 +165,8 @@ fn site_stub(at: u64, call: u64, shape: Shape, nr: u32) -> Option<(Vec<u8>, Vec<
     // mov eax, NR
     stub.push(0xb8);
     stub.extend_from_slice(&nr.to_le_bytes());
-    // xor r11d, r11d: nothing for the shared code to copy (`Slot::peek`)
+    // xor r11d, r11d: `ch::CALLER_LIBC`, nothing for the shared code to
+    // copy (`Slot::peek`) and nothing to copy out (`Slot::poke`)
     stub.extend_from_slice(&[0x45, 0x31, 0xdb]);
     // call common
     stub.push(0xe8);

@@ -281,15 +281,21 @@ impl Supervisor {
             .channel_wait = Some(req);
         self.fast_calls += 1;
         // Only a patched Go runtime's stub copies memory with its calls
-        // (what the library's slots hold there is another request's).
-        let peek = if self.sim.procs.get(&pid).is_some_and(|p| p.go_patched) {
-            req.peek
-        } else {
-            Peek::default()
+        // (what the library's slots hold there is another request's), and
+        // copies out what the handlers leave in its slot for the Go code's
+        // own calls, whose buffers are valid where the call writes (not a
+        // patched glibc site's, whose caller may pass any pointer).
+        let go = self.sim.procs.get(&pid).is_some_and(|p| p.go_patched);
+        let (peek, pokes) = match &self.channel {
+            Some(chan) if go => {
+                let pokes = (req.caller != ch::CALLER_LIBC).then(|| chan.pokes(req.slot));
+                (req.peek, pokes)
+            }
+            _ => (Peek::default(), None),
         };
         // Always a scheduling point: clock reads are answered in place only
         // when the vDSO did not count them, and these it did.
-        self.dispatch(vtid, regs, peek);
+        self.dispatch(vtid, regs, peek, pokes);
         StepEnd::Done
     }
 

@@ -12,6 +12,7 @@ pub mod netlink;
 pub mod netstate;
 pub mod output;
 pub mod peek;
+pub mod poke;
 pub mod rlimits;
 pub mod scheduler;
 pub mod seeds;

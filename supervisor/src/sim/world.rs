@@ -279,6 +279,9 @@ pub struct ChannelRequest {
     pub sp: u64,
     /// Memory the caller copied with the call (`ch::Slot::peek`).
     pub peek: crate::sim::peek::Peek,
+    /// Which kind of site made it, in a patched Go program
+    /// (`ch::Slot::caller`).
+    pub caller: u32,
     /// The engine's signal generation when it took the request
     /// (`Supervisor::signal_generation`; 0 until then).
     pub signal_generation: u64,
