@@ -225,6 +225,13 @@ pub struct Slot {
     pub poke_at: u64,
     /// The bytes.
     pub poke: [u8; POKE_BYTES],
+    /// Bytes of [`Slot::send`] (0: none): a `write` of package syscall
+    /// ([`CALLER_SYSCALL`]) of at most [`SEND_BYTES`] copies what it
+    /// sends, its buffer's first `send_len` bytes, with the call, so the
+    /// supervisor need not read them out of the process.
+    pub send_len: u32,
+    /// The bytes.
+    pub send: [u8; SEND_BYTES],
 }
 
 /// [`Slot::caller`]: a patched glibc site, whose caller may pass any
@@ -246,6 +253,10 @@ pub const PEEK_BYTES: usize = 16;
 /// ([`Slot::poke`]): a few epoll events, a read of a small message. Larger
 /// writes are made by the supervisor as before.
 pub const POKE_BYTES: usize = 1024;
+
+/// Bytes a `write` can carry with it ([`Slot::send`]): most messages
+/// between a cluster's members and their clients.
+pub const SEND_BYTES: usize = 512;
 
 /// Bytes of the whole region.
 pub const SIZE: usize = core::mem::size_of::<Header>() + SLOTS * core::mem::size_of::<Slot>();

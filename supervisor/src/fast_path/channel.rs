@@ -215,6 +215,7 @@ impl Channel {
                 result: std::ptr::read_volatile(&(*p).ret),
                 sp: std::ptr::read_volatile(&(*p).sp),
                 caller: std::ptr::read_volatile(&(*p).caller),
+                sent: std::ptr::read_volatile(&(*p).send_len) != 0,
                 peek: Peek {
                     at: std::ptr::read_volatile(&(*p).peek_at),
                     len: std::ptr::read_volatile(&(*p).peek_len),
@@ -323,10 +324,12 @@ impl Channel {
 
     /// The poke area of `slot`, whose request is being decided: the
     /// handlers' writes into the caller's memory wait there for its stub
-    /// ([`ch::Slot::poke`]).
-    pub fn pokes(&self, slot: usize) -> SlotPokes {
+    /// ([`ch::Slot::poke`]), and their reads of what it sends come from
+    /// there if `sent` ([`ch::Slot::send`]).
+    pub fn pokes(&self, slot: usize, sent: bool) -> SlotPokes {
         SlotPokes {
             slot: self.slot(slot),
+            sent: Cell::new(sent),
         }
     }
 
@@ -350,6 +353,18 @@ impl Channel {
 /// A slot's poke area, for the request its thread waits on.
 pub struct SlotPokes {
     slot: *mut ch::Slot,
+    /// Whether the slot's copy of what the call sends still counts.
+    sent: Cell<bool>,
+}
+
+impl SlotPokes {
+    /// Where the bytes the call sends are in the caller's memory (a
+    /// `write`'s buffer), and how many the slot holds.
+    fn sent_range(&self) -> Option<(u64, usize)> {
+        // SAFETY: inside the mapping; the poster wrote them before posting.
+        let (at, len) = unsafe { ((*self.slot).args[1], (*self.slot).send_len as usize) };
+        (self.sent.get() && len != 0).then_some((at, len.min(ch::SEND_BYTES)))
+    }
 }
 
 impl crate::sim::poke::PokeArea for SlotPokes {
@@ -379,6 +394,27 @@ impl crate::sim::poke::PokeArea for SlotPokes {
         unsafe {
             (*self.slot).poke_len = 0;
             Some((at, (&(*self.slot).poke)[..len].to_vec()))
+        }
+    }
+
+    fn sent(&self, addr: u64, buf: &mut [u8]) -> bool {
+        let Some((at, len)) = self.sent_range().filter(|&(at, _)| addr >= at) else {
+            return false;
+        };
+        let from = (addr - at) as usize;
+        if from.saturating_add(buf.len()) > len {
+            return false;
+        }
+        // SAFETY: as above; within the copy's length.
+        buf.copy_from_slice(unsafe { &(&(*self.slot).send)[from..from + buf.len()] });
+        true
+    }
+
+    fn forget_sent(&self, addr: u64, len: usize) {
+        if let Some((at, sent)) = self.sent_range() {
+            if addr < at.saturating_add(sent as u64) && at < addr.saturating_add(len as u64) {
+                self.sent.set(false);
+            }
         }
     }
 }

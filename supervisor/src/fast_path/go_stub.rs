@@ -59,9 +59,13 @@ std::arch::global_asm!(
     "2:",
     // The memory the call reads, copied into the slot (again on a
     // restart, when it may have changed): a runtime wrapper's sleep's
-    // timespec, its futex wait's word and timeout.
+    // timespec, its futex wait's word and timeout; the bytes a `write` of
+    // package syscall sends.
     "mov qword ptr gs:[{peek_at}], 0",
     "mov qword ptr gs:[{peek_at} + 8], 0",
+    "mov dword ptr gs:[{send_len}], 0",
+    "cmp dword ptr gs:[{caller}], {caller_syscall}",
+    "je 35f",
     "cmp dword ptr gs:[{caller}], {caller_runtime}",
     "jne 30f",
     "mov rcx, qword ptr gs:[{args}]",
@@ -98,6 +102,18 @@ std::arch::global_asm!(
     "mov qword ptr gs:[{peek} + {peek_bytes} + 8], r11",
     "mov dword ptr gs:[{peek_len} + 4], 16",
     "mov qword ptr gs:[{peek_at} + 8], rcx",
+    "jmp 30f",
+    "35:",
+    "cmp qword ptr gs:[{nr}], {sys_write}",
+    "jne 30f",
+    "mov rcx, qword ptr gs:[{args} + 16]",
+    "cmp rcx, {send_bytes}",
+    "ja 30f",
+    "mov rsi, qword ptr gs:[{args} + 8]",
+    "mov r11, qword ptr gs:[{home}]",
+    "lea rdi, [r11 + {send}]",
+    "mov dword ptr [r11 + {send_len}], ecx",
+    "rep movsb",
     "30:",
     // rt_sigprocmask(SIG_SETMASK, &all, &slot.mask, 8)
     "mov r11, qword ptr gs:[{home}]",
@@ -278,6 +294,11 @@ std::arch::global_asm!(
     gate = const ch::PASS_GATE,
     caller = const offset_of!(ch::Slot, caller),
     caller_runtime = const ch::CALLER_RUNTIME,
+    caller_syscall = const ch::CALLER_SYSCALL,
+    send_len = const offset_of!(ch::Slot, send_len),
+    send = const offset_of!(ch::Slot, send),
+    send_bytes = const ch::SEND_BYTES,
+    sys_write = const libc::SYS_write,
     poke_len = const offset_of!(ch::Slot, poke_len),
     poke_at = const offset_of!(ch::Slot, poke_at),
     poke = const offset_of!(ch::Slot, poke),

@@ -230,6 +230,7 @@ impl Supervisor {
     /// by now: its handler reads the thread's memory instead.
     pub(crate) fn redecide_request(&mut self, vtid: Vtid, mut req: ChannelRequest) -> StepEnd {
         req.peek = Peek::default();
+        req.sent = false;
         self.decide_request(vtid, req)
     }
 
@@ -288,7 +289,7 @@ impl Supervisor {
         let go = self.sim.procs.get(&pid).is_some_and(|p| p.go_patched);
         let (peek, pokes) = match &self.channel {
             Some(chan) if go => {
-                let pokes = (req.caller != ch::CALLER_LIBC).then(|| chan.pokes(req.slot));
+                let pokes = (req.caller != ch::CALLER_LIBC).then(|| chan.pokes(req.slot, req.sent));
                 (req.peek, pokes)
             }
             _ => (Peek::default(), None),

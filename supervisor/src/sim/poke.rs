@@ -9,12 +9,17 @@
 //! One write waits at a time: an earlier one of the same call is made at
 //! once when another comes, and before a read of memory it covers, so the
 //! process sees them in order and the handler reads what it wrote.
+//!
+//! The other way, a `write` of a small buffer brings its bytes with it
+//! (`faultline_channel::Slot::send`): reads they cover come from the slot
+//! until the handler writes over them.
 
 use std::io;
 
 use super::memory::Memory;
 
-/// Where a call's writes can wait: its slot's poke area.
+/// Where a call's writes can wait, and where the bytes it sends came:
+/// its slot.
 pub trait PokeArea {
     /// The write waiting there: where it goes, and its length.
     fn waiting(&self) -> Option<(u64, usize)>;
@@ -23,6 +28,12 @@ pub trait PokeArea {
     fn hold(&self, addr: u64, data: &[u8]) -> bool;
     /// Takes the write waiting there, to be made now.
     fn take(&self) -> Option<(u64, Vec<u8>)>;
+    /// Fills `buf` with the bytes at `addr` if the copy the caller sent
+    /// with the call holds them all.
+    fn sent(&self, addr: u64, buf: &mut [u8]) -> bool;
+    /// The caller's memory at `addr..addr + len` changed: its copy no
+    /// longer counts.
+    fn forget_sent(&self, addr: u64, len: usize);
 }
 
 /// A process's memory whose writes wait in `area`, if there is one.
@@ -49,6 +60,9 @@ impl<M: Memory, A: PokeArea> Poked<M, A> {
 impl<M: Memory, A: PokeArea> Memory for Poked<M, A> {
     fn read_mem(&self, addr: u64, buf: &mut [u8]) -> io::Result<()> {
         if let Some(area) = &self.area {
+            if area.sent(addr, buf) {
+                return Ok(());
+            }
             let end = addr.saturating_add(buf.len() as u64);
             if area
                 .waiting()
@@ -62,6 +76,7 @@ impl<M: Memory, A: PokeArea> Memory for Poked<M, A> {
 
     fn write_mem(&self, addr: u64, data: &[u8]) -> io::Result<()> {
         if let Some(area) = &self.area {
+            area.forget_sent(addr, data.len());
             self.make_waiting(area)?;
             if area.hold(addr, data) {
                 return Ok(());
@@ -77,10 +92,11 @@ mod tests {
     use crate::sim::memory::FakeMemory;
     use std::cell::RefCell;
 
-    /// A poke area of `cap` bytes.
+    /// A poke area of `cap` bytes, and what the caller sent.
     struct Area {
         cap: usize,
         waiting: RefCell<Option<(u64, Vec<u8>)>>,
+        sent: RefCell<Option<(u64, Vec<u8>)>>,
     }
 
     impl PokeArea for Area {
@@ -97,6 +113,23 @@ mod tests {
         fn take(&self) -> Option<(u64, Vec<u8>)> {
             self.waiting.borrow_mut().take()
         }
+        fn sent(&self, addr: u64, buf: &mut [u8]) -> bool {
+            let sent = self.sent.borrow();
+            let Some((at, bytes)) = sent.as_ref().filter(|(at, _)| addr >= *at) else {
+                return false;
+            };
+            let from = (addr - at) as usize;
+            match bytes.get(from..from + buf.len()) {
+                Some(b) => {
+                    buf.copy_from_slice(b);
+                    true
+                }
+                None => false,
+            }
+        }
+        fn forget_sent(&self, _addr: u64, _len: usize) {
+            *self.sent.borrow_mut() = None;
+        }
     }
 
     fn poked(len: usize, cap: usize) -> Poked<FakeMemory, Area> {
@@ -105,6 +138,7 @@ mod tests {
         let area = Area {
             cap,
             waiting: RefCell::new(None),
+            sent: RefCell::new(None),
         };
         Poked::new(mem, Some(area))
     }
@@ -137,6 +171,18 @@ mod tests {
         assert!(waiting(&m).is_some());
         assert_eq!(m.read_val::<u64>(0x1000).unwrap() >> 32, 5);
         assert_eq!(waiting(&m), None);
+    }
+
+    #[test]
+    fn what_the_caller_sent_is_read_from_the_slot_until_written_over() {
+        let m = poked(16, 8);
+        m.inner.write_mem(0x1000, &[1; 16]).unwrap();
+        *m.area.as_ref().unwrap().sent.borrow_mut() = Some((0x1000, vec![7; 8]));
+        assert_eq!(m.read_val::<u32>(0x1004).unwrap(), 0x0707_0707);
+        // Not all of it in the copy: from the process.
+        assert_eq!(m.read_val::<u32>(0x1008).unwrap(), 0x0101_0101);
+        m.write_val(0x1000, &0u8).unwrap();
+        assert_eq!(m.read_val::<u32>(0x1004).unwrap(), 0x0101_0101);
     }
 
     #[test]

@@ -282,6 +282,9 @@ pub struct ChannelRequest {
     /// Which kind of site made it, in a patched Go program
     /// (`ch::Slot::caller`).
     pub caller: u32,
+    /// The bytes a `write` sends came with it (`ch::Slot::send`), as the
+    /// caller's memory held them when it posted.
+    pub sent: bool,
     /// The engine's signal generation when it took the request
     /// (`Supervisor::signal_generation`; 0 until then).
     pub signal_generation: u64,
