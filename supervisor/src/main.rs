@@ -3,6 +3,7 @@
 mod cmd;
 mod engine;
 mod fast_path;
+mod hashing;
 mod host;
 mod path_error;
 mod report;

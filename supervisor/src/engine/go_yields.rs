@@ -17,7 +17,8 @@
 //!   with `--go-yields`: each call is a scheduling point where another
 //!   thread may be given the turn.
 
-use std::collections::{BTreeMap, HashMap};
+use crate::hashing::HashMap;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::*;

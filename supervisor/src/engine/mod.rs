@@ -23,7 +23,8 @@ mod waits;
 pub(crate) use dispatch::return_in_place;
 pub(crate) use signals::{signal_name, HOLD_ALL};
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use crate::hashing::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -324,19 +325,19 @@ impl Supervisor {
             fault_log: Vec::new(),
             paused: BTreeSet::new(),
             probes: probes::Probes::default(),
-            early_stops: HashSet::new(),
+            early_stops: HashSet::default(),
             signal_checks: BTreeSet::new(),
             signal_generation: 0,
-            signal_senders: HashMap::new(),
+            signal_senders: HashMap::default(),
             watchdog,
             preemptions: 0,
-            stale_stops: HashSet::new(),
+            stale_stops: HashSet::default(),
             exit_hook: None,
             group_exit: None,
             waits: Default::default(),
             crashing: false,
-            vdso_pages: HashMap::new(),
-            clock_reads: HashMap::new(),
+            vdso_pages: HashMap::default(),
+            clock_reads: HashMap::default(),
             go_yields: go_yields::GoYields::default(),
             early_status: None,
         }

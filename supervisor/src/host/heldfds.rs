@@ -17,8 +17,8 @@
 //! poll. Calls that run untrapped cannot make a descriptor ready: the
 //! ones that write, close or signal all stop in the supervisor.
 
+use crate::hashing::{HashMap, HashSet};
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use super::fdprobe;

@@ -13,7 +13,7 @@
 //! stopped in ptrace *or* was notified" polls the listener and a signalfd
 //! for SIGCHLD (the kernel sends one to the tracer for every ptrace stop).
 
-use std::collections::HashMap;
+use crate::hashing::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::rc::Rc;
@@ -173,8 +173,8 @@ impl Notifier {
         Ok(Notifier {
             // SAFETY: a fresh descriptor we own.
             sigchld: unsafe { OwnedFd::from_raw_fd(fd) },
-            by_pid: HashMap::new(),
-            early: HashMap::new(),
+            by_pid: HashMap::default(),
+            early: HashMap::default(),
             listenerless: std::cell::Cell::new(false),
         })
     }

@@ -3,7 +3,7 @@
 //! kept for readiness probes. They answer the handlers' `HostProbe`
 //! questions; the simulation never holds a host descriptor.
 
-use std::collections::HashMap;
+use crate::hashing::HashMap;
 use std::os::fd::OwnedFd;
 
 use super::fdprobe;

@@ -4,7 +4,8 @@
 //! for its own steps (`--step-cost` per scheduling point, and per clock read
 //! answered in place), so the same seed reads the same CPU time.
 
-use std::collections::{BTreeMap, HashMap};
+use crate::hashing::HashMap;
+use std::collections::BTreeMap;
 
 use super::world::Vtid;
 

@@ -5,7 +5,8 @@
 //! and is counted by kind in report.json, so a seed run by `-j` workers or
 //! in CI keeps them.
 
-use std::collections::{BTreeMap, HashMap};
+use crate::hashing::HashMap;
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 

@@ -8,7 +8,7 @@
 //! exit of a stat or getdents call (`sys::stat`, `sys::dirents`) needs to
 //! know to show them.
 
-use std::collections::HashMap;
+use crate::hashing::HashMap;
 use std::path::PathBuf;
 
 use super::vclock::NS;

@@ -3,7 +3,8 @@
 //! of virtual sockets (kept here, not in the kernel, since the kernel only
 //! sees a placeholder descriptor).
 
-use std::collections::{BTreeMap, HashMap};
+use crate::hashing::HashMap;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use vnet::{Domain, HostId, Kind, Network, Readiness, SocketId};
@@ -171,7 +172,7 @@ impl NetState {
             generation: 1,
             hosts,
             socks: BTreeMap::new(),
-            by_net: HashMap::new(),
+            by_net: HashMap::default(),
             next_vs: 1,
             epolls: BTreeMap::new(),
             epoll_aliases: BTreeMap::new(),

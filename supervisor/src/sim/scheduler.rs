@@ -4,7 +4,8 @@
 //! queues; it reads thread states but never touches a process, so every
 //! decision it makes is unit-tested here without ptrace.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use crate::hashing::HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -150,7 +151,7 @@ impl Pct {
         Pct {
             rng,
             depth: depth.max(1),
-            priorities: HashMap::new(),
+            priorities: HashMap::default(),
             change_points,
             step: 0,
             next_low: 0,
@@ -271,7 +272,7 @@ impl Scheduler {
         Scheduler {
             policy,
             penalty: None,
-            futexes: HashMap::new(),
+            futexes: HashMap::default(),
         }
     }
 

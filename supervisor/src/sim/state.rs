@@ -6,7 +6,8 @@
 //! `HostProbe`), which stays in `engine::Supervisor`. Handlers on `Sim` can
 //! be unit-tested with a fake tracee memory, a fake host and no process.
 
-use std::collections::{BTreeMap, HashMap};
+use crate::hashing::HashMap;
+use std::collections::BTreeMap;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -103,8 +104,8 @@ impl Sim {
             sched: Scheduler::new(seeds.schedule, schedule),
             data_rng: ChaCha8Rng::seed_from_u64(seeds.data),
             threads: BTreeMap::new(),
-            by_tid: HashMap::new(),
-            procs: HashMap::new(),
+            by_tid: HashMap::default(),
+            procs: HashMap::default(),
             trace,
             net,
             disks: Disks::default(),

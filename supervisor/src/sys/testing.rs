@@ -2,8 +2,8 @@
 //! host "n1", at the default epoch, and calls whose memory is a
 //! `FakeMemory`, so a handler runs without a process.
 
+use crate::hashing::HashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
