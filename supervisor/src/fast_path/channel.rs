@@ -122,13 +122,17 @@ impl Channel {
     /// would without the channel. While the programs have a CPU of their
     /// own it first spins, looking for both, with SIGCHLD blocked: a signal
     /// to a spinning supervisor would interrupt it across CPUs for nothing.
-    /// Only to sleep does it let SIGCHLD ring the doorbell.
-    pub fn wait(&self, who: i32) -> io::Result<Event> {
+    /// Only to sleep does it let SIGCHLD ring the doorbell. `chore` is work
+    /// that can wait (the trace's writing): done a piece at a time between
+    /// looks, as long as it returns true, so a request that comes meanwhile
+    /// waits for one piece at most; all of it before sleeping.
+    pub fn wait(&self, who: i32, chore: &mut dyn FnMut() -> bool) -> io::Result<Event> {
         if self.header().spin.load(Ordering::Relaxed) != 0 {
-            if let Some(event) = self.spin_for_event(who)? {
+            if let Some(event) = self.spin_for_event(who, chore)? {
                 return Ok(event);
             }
         }
+        while chore() {}
         if let Some(slot) = self.handed_to.take() {
             self.wake(slot);
         }
@@ -138,10 +142,16 @@ impl Channel {
         event
     }
 
-    /// The event if one comes within [`SUPERVISOR_SPINS`] looks.
-    fn spin_for_event(&self, who: i32) -> io::Result<Option<Event>> {
+    /// The event if one comes within [`SUPERVISOR_SPINS`] looks, with a
+    /// piece of `chore` after each look while it has any.
+    fn spin_for_event(
+        &self,
+        who: i32,
+        chore: &mut dyn FnMut() -> bool,
+    ) -> io::Result<Option<Event>> {
         let doorbell = &self.header().doorbell;
         let mut seen = doorbell.load(Ordering::Acquire);
+        let mut chores = true;
         for spin in 0..SUPERVISOR_SPINS {
             if spin % STOP_LOOK_EVERY == 0 {
                 if let Some((tid, status)) = crate::host::tracee::try_wait(who)? {
@@ -155,7 +165,11 @@ impl Channel {
                     return Ok(Some(Event::Request(req)));
                 }
             }
-            std::hint::spin_loop();
+            if chores {
+                chores = chore();
+            } else {
+                std::hint::spin_loop();
+            }
         }
         Ok(None)
     }

@@ -157,21 +157,26 @@ impl Supervisor {
     /// tracee, or — if its process has the library — a posted request, or
     /// — if its calls are notified — a notified call.
     pub(crate) fn next_event(&mut self, vtid: Vtid) -> std::io::Result<Event> {
-        // The thread runs: the trace is written while it does.
-        self.sim.trace.write_pending();
-        if let Some(event) = self.next_notified_event(vtid)? {
-            return Ok(event);
-        }
+        // The thread runs: the trace is written while it does (over the
+        // channel, an event at a time between looks for its next call).
         let channel_user = self
             .sim
             .threads
             .get(&vtid)
             .and_then(|t| self.sim.procs.get(&t.pid))
             .is_some_and(|p| p.channel_user);
+        if !channel_user || self.notify.is_some() {
+            self.sim.trace.write_pending();
+        }
+        if let Some(event) = self.next_notified_event(vtid)? {
+            return Ok(event);
+        }
+        let target = self.wait_target(vtid);
+        let trace = &mut self.sim.trace;
         match &self.channel {
             Some(chan) if channel_user => {
                 // Only the running thread stops, as on the plain wait.
-                let event = chan.wait(self.wait_target(vtid))?;
+                let event = chan.wait(target, &mut || trace.write_one())?;
                 let stop = matches!(event, Event::Stop(..));
                 if stop {
                     self.stops += 1;

@@ -2,6 +2,7 @@
 //! running hash. Two runs of one seed must produce the same hash; the records
 //! themselves (JSON lines) explain where two runs part ways.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
@@ -76,7 +77,9 @@ pub struct TraceLog {
     /// Paths for the next event (see [`TraceLog::note_paths`]).
     paths: Vec<String>,
     /// Recorded, not yet written or hashed (see [`TraceLog::write_pending`]).
-    pending: Vec<Event>,
+    pending: VecDeque<Event>,
+    /// The line being written, kept for its capacity.
+    line: Vec<u8>,
 }
 
 /// Reads a trace back, line by line, whether plain or zstd-compressed (the
@@ -106,7 +109,8 @@ impl TraceLog {
             file: file.map(|f| Sink::Plain(BufWriter::new(f))),
             kept: keep_lines.then(Vec::new),
             paths: Vec::new(),
-            pending: Vec::new(),
+            pending: VecDeque::new(),
+            line: Vec::new(),
         }
     }
 
@@ -126,7 +130,8 @@ impl TraceLog {
             file: Some(Sink::Zstd(encoder)),
             kept: None,
             paths: Vec::new(),
-            pending: Vec::new(),
+            pending: VecDeque::new(),
+            line: Vec::new(),
         })
     }
 
@@ -136,7 +141,7 @@ impl TraceLog {
     /// runs, so the writing is not between a call and its answer.
     pub fn record(&mut self, t: u64, tid: u32, call: &str, args: &[i64], ret: &str) {
         self.count += 1;
-        self.pending.push(Event {
+        self.pending.push_back(Event {
             n: self.count,
             t,
             tid,
@@ -152,21 +157,30 @@ impl TraceLog {
 
     /// Writes and hashes the events recorded since the last call, in order.
     pub fn write_pending(&mut self) {
-        // Taken and given back, so the buffer keeps its capacity.
-        let mut pending = std::mem::take(&mut self.pending);
-        for ev in pending.drain(..) {
-            let line = serde_json::to_string(&ev).expect("events always serialize");
-            self.hash = fnv1a(self.hash, line.as_bytes());
-            self.hash = fnv1a(self.hash, b"\n");
-            if let Some(f) = self.file.as_mut() {
-                // A full disk must not change the run; the error surfaces at finish().
-                let _ = writeln!(f.out(), "{line}");
-            }
-            if let Some(k) = self.kept.as_mut() {
-                k.push(line);
-            }
+        while self.write_one() {}
+    }
+
+    /// Writes and hashes the oldest event not yet written, if any; true if
+    /// one was (the engine writes them one at a time while it waits for a
+    /// program, looking for its next call between two).
+    pub fn write_one(&mut self) -> bool {
+        let Some(ev) = self.pending.pop_front() else {
+            return false;
+        };
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, &ev).expect("events always serialize");
+        self.hash = fnv1a(self.hash, &self.line);
+        self.hash = fnv1a(self.hash, b"\n");
+        self.line.push(b'\n');
+        if let Some(f) = self.file.as_mut() {
+            // A full disk must not change the run; the error surfaces at finish().
+            let _ = f.out().write_all(&self.line);
         }
-        self.pending = pending;
+        if let Some(k) = self.kept.as_mut() {
+            let line = &self.line[..self.line.len() - 1];
+            k.push(String::from_utf8(line.to_vec()).expect("JSON is UTF-8"));
+        }
+        true
     }
 
     /// The running hash over all events so far.
@@ -219,6 +233,27 @@ mod tests {
         c.record(2, 2, "read", &[3], "pass");
         c.record(1, 1, "futex", &[0, 1], "0");
         assert_ne!(a.hash(), c.hash());
+    }
+
+    #[test]
+    fn events_written_one_at_a_time_hash_as_written_together() {
+        let mut a = TraceLog::new(None, true);
+        let mut b = TraceLog::new(None, true);
+        for t in [&mut a, &mut b] {
+            t.record(1, 1, "futex", &[0, 1], "0");
+            t.record(2, 2, "read", &[3], "pass");
+        }
+        assert!(a.write_one());
+        a.record(3, 1, "nanosleep", &[20000], "park");
+        assert!(a.write_one() && a.write_one());
+        assert!(!a.write_one(), "all three written");
+        b.record(3, 1, "nanosleep", &[20000], "park");
+        assert_eq!(a.hash(), b.hash());
+        assert_eq!(a.lines(), b.lines());
+        assert_eq!(
+            a.lines()[2],
+            r#"{"n":3,"t":3,"tid":1,"call":"nanosleep","args":[20000],"ret":"park"}"#
+        );
     }
 
     #[test]
