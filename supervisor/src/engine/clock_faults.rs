@@ -7,7 +7,7 @@ use super::*;
 
 impl Supervisor {
     /// Steps the node's wall clock by `by` ns.
-    pub(super) fn jump_clock(&mut self, name: &str, by: i64, kind: &str) {
+    pub(super) fn jump_clock(&mut self, name: &str, by: i64, kind: &'static str) {
         let host = self.sim.net.hosts[name].index();
         self.sim.clock.jump(host, by);
         let wall = self.sim.clock.read_on(host, libc::CLOCK_REALTIME);

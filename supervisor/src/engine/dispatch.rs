@@ -68,7 +68,7 @@ impl Supervisor {
             Action::Park(_) => "park".to_string(),
         };
         self.sim
-            .record(vtid, table::name(call.nr), &trace_args, &label);
+            .record(vtid, table::name(call.nr), &trace_args, label);
         let state = match action {
             Action::Now(r) => ThreadState::Ready(r),
             Action::Park(w) => ThreadState::Parked(w),

@@ -21,7 +21,7 @@ pub(super) enum Down {
 
 impl Supervisor {
     /// Records a fault in the trace and in the fault log (faults.json).
-    pub(super) fn fault(&mut self, kind: &str, node: &str, args: &[i64], detail: String) {
+    pub(super) fn fault(&mut self, kind: &'static str, node: &str, args: &[i64], detail: String) {
         let t = self.sim.clock.now();
         self.sim.trace.record(t, 0, kind, args, node);
         self.fault_log.push(FaultRecord {

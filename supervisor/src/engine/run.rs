@@ -179,7 +179,7 @@ impl Supervisor {
             };
             self.sim.unpark(vtid, &w.kind);
             self.sim
-                .record(vtid, "timeout", &[], &resume_label(&w.on_timeout));
+                .record(vtid, "timeout", &[], resume_label(&w.on_timeout));
             let t = self.sim.threads.get_mut(&vtid).expect("thread");
             if matches!(w.kind, WaitKind::Net { .. }) {
                 t.restart_deadline = w.deadline;

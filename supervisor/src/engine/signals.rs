@@ -189,7 +189,7 @@ impl Supervisor {
             let _ = tracee::cont(tid, 0);
             return Some(StepEnd::Running);
         }
-        self.sim.record(vtid, "rdtsc", &[], &tsc.to_string());
+        self.sim.record(vtid, "rdtsc", &[], tsc.to_string());
         self.sim.threads.get_mut(&vtid).expect("thread").state =
             ThreadState::Ready(Resume::Continue);
         Some(StepEnd::Done)

@@ -132,10 +132,10 @@ impl Channel {
                 return Ok(event);
             }
         }
-        while chore() {}
         if let Some(slot) = self.handed_to.take() {
             self.wake(slot);
         }
+        while chore() {}
         sigchld_mask(libc::SIG_UNBLOCK);
         let event = self.sleep_for_event(who);
         sigchld_mask(libc::SIG_BLOCK);

@@ -128,7 +128,13 @@ impl Sim {
     }
 
     /// Records one trace event at the current virtual time.
-    pub(crate) fn record(&mut self, vtid: Vtid, call: &str, args: &[i64], ret: &str) {
+    pub(crate) fn record(
+        &mut self,
+        vtid: Vtid,
+        call: &'static str,
+        args: &[i64],
+        ret: impl Into<String>,
+    ) {
         self.trace.record(self.clock.now(), vtid, call, args, ret);
     }
 

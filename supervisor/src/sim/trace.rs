@@ -19,7 +19,7 @@ pub struct Event {
     /// Virtual thread id.
     pub tid: u32,
     /// Syscall or event name.
-    pub call: String,
+    pub call: &'static str,
     /// The arguments that matter for the outcome.
     pub args: Vec<i64>,
     /// The outcome: a return value, or how the call was handled.
@@ -139,15 +139,22 @@ impl TraceLog {
     /// paths noted for it, if any. It is written and hashed later, by
     /// [`TraceLog::write_pending`]: the engine calls that while a program
     /// runs, so the writing is not between a call and its answer.
-    pub fn record(&mut self, t: u64, tid: u32, call: &str, args: &[i64], ret: &str) {
+    pub fn record(
+        &mut self,
+        t: u64,
+        tid: u32,
+        call: &'static str,
+        args: &[i64],
+        ret: impl Into<String>,
+    ) {
         self.count += 1;
         self.pending.push_back(Event {
             n: self.count,
             t,
             tid,
-            call: call.to_owned(),
+            call,
             args: args.to_vec(),
-            ret: ret.to_owned(),
+            ret: ret.into(),
             paths: std::mem::take(&mut self.paths),
         });
         if self.pending.len() >= MAX_PENDING {

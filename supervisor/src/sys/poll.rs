@@ -129,7 +129,7 @@ impl Sim {
             };
             if self.fds_ready(host, pid, fds, false) {
                 let on_ready = on_ready.clone();
-                self.record(vtid, "ready", &[], &resume_label(&on_ready));
+                self.record(vtid, "ready", &[], resume_label(&on_ready));
                 self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(on_ready);
             }
         }

@@ -164,7 +164,7 @@ impl Sim {
                     let _ = mem.write_val(*rem, &Timespec::from_ns(left as i128));
                 }
             }
-            self.record(vtid, "interrupted", &[], &resume_label(&resume));
+            self.record(vtid, "interrupted", &[], resume_label(&resume));
             self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(resume);
         }
     }
