@@ -3,6 +3,7 @@
 //! then emulated, passed to the kernel, or parked. Virtual time moves only
 //! when nobody can run (to the next deadline) and by a fixed cost per step.
 
+mod ahead;
 mod clock_faults;
 pub mod clock_reads;
 mod dispatch;
@@ -195,6 +196,8 @@ pub struct Supervisor {
     /// Threads whose call the kernel is let to send signals with when they
     /// next run (a kill passed to it), and the processes they go to.
     signal_senders: HashMap<i32, Vec<i32>>,
+    /// The wakes left from a decision whose thread was let run ahead.
+    later_wakes: Option<ahead::LaterWakes>,
     pub(crate) watchdog: Arc<Watchdog>,
     preemptions: u64,
     /// Threads with a watchdog SIGSTOP still pending from a step that
@@ -329,6 +332,7 @@ impl Supervisor {
             signal_checks: BTreeSet::new(),
             signal_generation: 0,
             signal_senders: HashMap::default(),
+            later_wakes: None,
             watchdog,
             preemptions: 0,
             stale_stops: HashSet::default(),

@@ -57,9 +57,16 @@ impl Supervisor {
             let parked = scheduler::parked(&self.sim.threads, self.sim.clock.now());
             self.wake_due(&parked.due);
             self.tell_descriptor_changes();
+            if let Some(vtid) = answered {
+                self.wake_while_running(vtid, &parked.on_fds, &parked.on_net);
+                if let Err(e) = self.finish_answered_step(vtid) {
+                    break Ending::Internal(e.to_string());
+                }
+                continue;
+            }
             self.sim.wake_ready_fds(&self.host_fds, &parked.on_fds);
             self.sim.wake_net_waiters(&self.host_fds, &parked.on_net);
-            let pick = match answered.map_or_else(|| self.decide(), Decision::Run) {
+            let pick = match self.decide() {
                 Decision::Run(pick) => pick,
                 Decision::AdvanceTo(t) => {
                     self.sim
@@ -71,11 +78,7 @@ impl Supervisor {
                 Decision::Stuck => break Ending::Deadlock(self.deadlock_report()),
             };
             self.charge_step(pick, self.cfg.step_cost_ns);
-            let stepped = match answered {
-                Some(vtid) => self.finish_answered_step(vtid),
-                None => self.step(pick),
-            };
-            if let Err(e) = stepped {
+            if let Err(e) = self.step(pick) {
                 break Ending::Internal(e.to_string());
             }
         };

@@ -94,7 +94,7 @@ impl Supervisor {
     /// The picked thread's step begins: it leaves the ready threads, and
     /// what its resumption sets off (signals it sent, a call passed to the
     /// kernel) is noted. Returns how it resumes.
-    fn begin_step(&mut self, vtid: Vtid) -> Resume {
+    pub(super) fn begin_step(&mut self, vtid: Vtid) -> Resume {
         let th = self.sim.threads.get_mut(&vtid).expect("picked thread");
         let ThreadState::Ready(resume) = std::mem::replace(&mut th.state, ThreadState::Dying)
         else {
@@ -114,49 +114,6 @@ impl Supervisor {
             self.sim.descriptors_changed();
         }
         resume
-    }
-
-    /// Lets the thread that ran last run on at once, before the wakes that
-    /// precede the next decision, when the scheduler tells now that the
-    /// decision keeps it: the common case of the sticky policy, where the
-    /// supervisor's wakes then overlap the thread's run instead of
-    /// delaying it. Only a thread answered over the channel with a value
-    /// qualifies: its run until its next call changes nothing the wakes
-    /// look at (no descriptor, no simulated state; calls that could are
-    /// trapped or posted and wait for the supervisor), and nothing the
-    /// wakes do can stop it from being picked (they only make parked
-    /// threads runnable; faults, pauses and signals came before). Its
-    /// time page shows the time after its step's cost, charged as usual
-    /// after the wakes. Returns the thread, whose step the caller finishes
-    /// with [`Supervisor::finish_answered_step`].
-    pub(super) fn answer_ahead(&mut self) -> Option<Vtid> {
-        self.channel.as_ref()?;
-        let (threads, procs, paused) = (&self.sim.threads, &self.sim.procs, &self.paused);
-        let senders = &self.signal_senders;
-        let vtid = self.sim.sched.keeps_ahead(|v| {
-            threads.get(&v).is_some_and(|t| {
-                matches!(t.state, ThreadState::Ready(Resume::Return(_)))
-                    && t.channel_wait.is_some()
-                    && !senders.contains_key(&t.tid)
-                    && procs.get(&t.pid).is_some_and(|p| !paused.contains(&p.host))
-            })
-        })?;
-        let resume = self.begin_step(vtid);
-        let req = self
-            .sim
-            .threads
-            .get_mut(&vtid)
-            .and_then(|t| t.channel_wait.take())
-            .expect("an eligible thread waits on the channel");
-        self.answer_request(vtid, req, resume, self.cfg.step_cost_ns);
-        Some(vtid)
-    }
-
-    /// The step of a thread [`Supervisor::answer_ahead`] let run: on to
-    /// its next scheduling point.
-    pub(super) fn finish_answered_step(&mut self, vtid: Vtid) -> std::io::Result<()> {
-        self.run_until_stopped(vtid)
-            .map_err(|e| std::io::Error::other(e.to_string()))
     }
 
     /// A process whose threads are all exiting is still there: the step
@@ -212,7 +169,11 @@ impl Supervisor {
     /// Handles stops until the thread `vtid` reaches its next scheduling point.
     pub(super) fn run_until_stopped(&mut self, vtid: Vtid) -> Result<(), launch::LaunchError> {
         loop {
-            let (who, status) = match self.next_event(vtid)? {
+            let event = self.next_event(vtid)?;
+            if self.is_own_event(vtid, &event) {
+                self.finish_later_wakes();
+            }
+            let (who, status) = match event {
                 crate::fast_path::channel::Event::Stop(who, status) => (who, status),
                 crate::fast_path::channel::Event::Request(req) => {
                     if let StepEnd::Done = self.on_request(vtid, req) {
@@ -251,10 +212,12 @@ impl Supervisor {
         }
     }
 
-    /// The running thread reached its scheduling point: the watchdog stops
+    /// The running thread reached its scheduling point: wakes left from
+    /// its answer ahead are made now at the latest, the watchdog stops
     /// watching it, and a SIGSTOP it sent too late is remembered, to be
     /// swallowed when it arrives.
     pub(super) fn step_ended(&mut self) {
+        self.finish_later_wakes();
         if let Some(tid) = self.watchdog.idle() {
             self.stale_stops.insert(tid);
         }

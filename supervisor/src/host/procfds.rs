@@ -71,6 +71,12 @@ impl HostProbe for ProcFds {
         }
     }
 
+    fn known_not_ready(&self, pid: i32, fd: i32, events: i16) -> bool {
+        self.0
+            .get(&pid)
+            .is_some_and(|h| h.held.known_not_ready(fd, events))
+    }
+
     fn same_file(&self, pid: i32, a: i32, b: i32) -> bool {
         fdprobe::same_file(pid, a, b)
     }

@@ -55,6 +55,100 @@ pub trait HostProbe {
 
     /// The signal words of thread `tid` of process `pid` (`None`: gone).
     fn signals(&self, pid: i32, tid: i32) -> Option<SigStatus>;
+
+    /// Whether descriptor `fd` of process `pid` was found not ready for
+    /// `events` since the last [`HostProbe::changed`], as remembered: no
+    /// system call.
+    fn known_not_ready(&self, _pid: i32, _fd: i32, _events: i16) -> bool {
+        false
+    }
+
+    /// Whether an answer so far was made up because the real one needed a
+    /// system call ([`MemoryOnly`]): the caller must not act on it.
+    fn guessed(&self) -> bool {
+        false
+    }
+}
+
+/// A host probe that answers only from what the host remembers (the
+/// descriptors found not ready since the last change) and notes when a
+/// question needed a system call, answering it with a guess. The wakes
+/// the engine makes while a thread it let run ahead runs use it, so that
+/// nothing the thread does meanwhile (an `exec` closing descriptors, a
+/// `chmod` an inotify watcher sees: calls no filter stops) can change
+/// their answers; they stop at the first guess and the rest waits until
+/// the thread is stopped again (`Supervisor::answer_ahead`).
+pub struct MemoryOnly<'h, H> {
+    host: &'h H,
+    guessed: std::cell::Cell<bool>,
+}
+
+impl<'h, H: HostProbe> MemoryOnly<'h, H> {
+    /// Answers from `host`'s memory.
+    pub fn new(host: &'h H) -> MemoryOnly<'h, H> {
+        MemoryOnly {
+            host,
+            guessed: std::cell::Cell::new(false),
+        }
+    }
+
+    fn guess<T>(&self, guess: T) -> T {
+        self.guessed.set(true);
+        guess
+    }
+}
+
+impl<H: HostProbe> HostProbe for MemoryOnly<'_, H> {
+    fn classify(&self, _pid: i32, _fd: i32) -> Option<FdKind> {
+        self.guess(None)
+    }
+
+    fn revents(&self, pid: i32, fd: i32, events: i16) -> Result<Option<i16>, Unprobed> {
+        if self.host.known_not_ready(pid, fd, events) {
+            return Ok(Some(0));
+        }
+        self.guess(Ok(Some(0)))
+    }
+
+    fn would_not_block(&self, _pid: i32, _fd: i32, _events: i16) -> Result<Option<bool>, Unprobed> {
+        self.guess(Ok(Some(false)))
+    }
+
+    fn changed(&self) {
+        self.host.changed();
+    }
+
+    fn same_file(&self, _pid: i32, _a: i32, _b: i32) -> bool {
+        self.guess(false)
+    }
+
+    fn forget(&self, pid: i32, lo: i32, hi: i32) {
+        self.host.forget(pid, lo, hi);
+    }
+
+    fn borrow(&self, _pid: i32, _fd: i32) -> Option<OwnedFd> {
+        self.guess(None)
+    }
+
+    fn position(&self, _pid: i32, _fd: i32) -> Option<u64> {
+        self.guess(None)
+    }
+
+    fn writable(&self, _pid: i32, _fd: i32) -> Option<bool> {
+        self.guess(None)
+    }
+
+    fn signals(&self, _pid: i32, _tid: i32) -> Option<SigStatus> {
+        self.guess(None)
+    }
+
+    fn known_not_ready(&self, pid: i32, fd: i32, events: i16) -> bool {
+        self.host.known_not_ready(pid, fd, events)
+    }
+
+    fn guessed(&self) -> bool {
+        self.guessed.get()
+    }
 }
 
 /// The signal state of one thread, as /proc/PID/task/TID/status shows it.

@@ -41,9 +41,10 @@ impl Sim {
     /// Wakes the threads `waiters` (parked on network readiness) whose
     /// condition may hold; their calls re-execute and decide for
     /// themselves. Runs before every scheduling decision, so it reads the
-    /// waits in place.
-    pub(crate) fn wake_net_waiters(&mut self, host: &impl HostProbe, waiters: &[Vtid]) {
-        for &vtid in waiters {
+    /// waits in place. Returns how many of them it looked at: all, unless
+    /// `host` had to guess ([`HostProbe::guessed`]).
+    pub(crate) fn wake_net_waiters(&mut self, host: &impl HostProbe, waiters: &[Vtid]) -> usize {
+        for (done, &vtid) in waiters.iter().enumerate() {
             let Some((pid, wait)) = self.parked_wait(vtid) else {
                 continue;
             };
@@ -71,6 +72,9 @@ impl Sim {
                         crate::sim::netstate::event_bits(self.net.readiness(vs)) & (mask | 0x18)
                             != 0
                     }) || epoll.is_some_and(|key| self.net.epoll_any_ready(key)));
+            if host.guessed() {
+                return done;
+            }
             let t = self.threads.get_mut(&vtid).expect("thread");
             if ready {
                 t.restart_deadline = deadline;
@@ -84,6 +88,7 @@ impl Sim {
                 *seen = self.net.generation();
             }
         }
+        waiters.len()
     }
 
     /// Thread `vtid`'s process and wait, if it is parked.
@@ -118,21 +123,27 @@ impl Sim {
     }
 
     /// Wakes the threads `waiters` (parked on real descriptors) whose
-    /// descriptors have become ready.
-    pub(crate) fn wake_ready_fds(&mut self, host: &impl HostProbe, waiters: &[Vtid]) {
-        for &vtid in waiters {
+    /// descriptors have become ready. Returns how many of them it looked
+    /// at: all, unless `host` had to guess ([`HostProbe::guessed`]).
+    pub(crate) fn wake_ready_fds(&mut self, host: &impl HostProbe, waiters: &[Vtid]) -> usize {
+        for (done, &vtid) in waiters.iter().enumerate() {
             let Some((pid, wait)) = self.parked_wait(vtid) else {
                 continue;
             };
             let WaitKind::Fds { fds, on_ready } = &wait.kind else {
                 continue;
             };
-            if self.fds_ready(host, pid, fds, false) {
+            let ready = self.fds_ready(host, pid, fds, false);
+            if host.guessed() {
+                return done;
+            }
+            if ready {
                 let on_ready = on_ready.clone();
                 self.record(vtid, "ready", &[], resume_label(&on_ready));
                 self.threads.get_mut(&vtid).expect("thread").state = ThreadState::Ready(on_ready);
             }
         }
+        waiters.len()
     }
 
     /// poll, ppoll, select, pselect6.

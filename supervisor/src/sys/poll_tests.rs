@@ -3,6 +3,7 @@
 
 use super::super::testing::{call, parked, returned, world, zeroed, FakeHost, PID, VTID};
 use super::super::Action;
+use crate::sim::host_probe::HostProbe;
 use crate::sim::memory::{FakeMemory, Memory};
 use crate::sim::state::Sim;
 use crate::sim::vclock::{Timespec, NS};
@@ -222,6 +223,33 @@ fn the_wake_scans_wake_a_reader_whose_descriptor_became_ready() {
     sim.wake_ready_fds(&FakeHost::default().pollable(7, 0), &[VTID]);
     assert!(matches!(sim.threads[&VTID].state, ThreadState::Parked(_)));
     sim.wake_ready_fds(&FakeHost::default().pollable(7, libc::POLLIN), &[VTID]);
+    assert!(matches!(
+        sim.threads[&VTID].state,
+        ThreadState::Ready(Resume::Pass)
+    ));
+}
+
+#[test]
+fn a_wake_scan_from_memory_stops_where_it_would_probe_the_kernel() {
+    let mut sim = world();
+    let wait = Wait {
+        kind: WaitKind::Fds {
+            fds: vec![(7, libc::POLLIN)],
+            on_ready: Resume::Pass,
+        },
+        deadline: None,
+        on_timeout: Resume::Pass,
+        restartable: true,
+    };
+    sim.threads.get_mut(&VTID).unwrap().state = ThreadState::Parked(wait);
+    let host = FakeHost::default().pollable(7, libc::POLLIN);
+    // Nothing remembered of descriptor 7: the scan stops before the
+    // waiter, untouched, for the real probe to look at later.
+    let memory = crate::sim::host_probe::MemoryOnly::new(&host);
+    assert_eq!(sim.wake_ready_fds(&memory, &[VTID]), 0);
+    assert!(memory.guessed());
+    assert!(matches!(sim.threads[&VTID].state, ThreadState::Parked(_)));
+    assert_eq!(sim.wake_ready_fds(&host, &[VTID]), 1);
     assert!(matches!(
         sim.threads[&VTID].state,
         ThreadState::Ready(Resume::Pass)

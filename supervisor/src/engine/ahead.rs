@@ -1,0 +1,115 @@
+//! The thread the sticky policy keeps, answered before the wakes that
+//! precede the next decision: the supervisor's wakes overlap its run
+//! instead of delaying its answer. The wakes that would need a system call
+//! wait until the thread is stopped again, so nothing it does meanwhile
+//! changes what they find.
+
+use super::*;
+use crate::sim::host_probe::MemoryOnly;
+
+/// The wakes left from a decision whose thread was let run ahead: the
+/// waiters not looked at yet, whose probes need system calls, and the
+/// thread whose step's cost is charged after them.
+pub(crate) struct LaterWakes {
+    on_fds: Vec<Vtid>,
+    on_net: Vec<Vtid>,
+    running: Vtid,
+}
+
+impl Supervisor {
+    /// Lets the thread that ran last run on at once, before the wakes that
+    /// precede the next decision, when the scheduler tells now that the
+    /// decision keeps it: the common case of the sticky policy, where the
+    /// supervisor's wakes then overlap the thread's run instead of
+    /// delaying it. Only a thread answered over the channel with a value
+    /// qualifies: its run until its next call changes nothing the wakes
+    /// look at in the simulation (calls that could are trapped or posted
+    /// and wait for the supervisor; what it may do to the kernel's objects
+    /// meanwhile is kept out of the wakes by [`MemoryOnly`]), and nothing the
+    /// wakes do can stop it from being picked (they only make parked
+    /// threads runnable; faults, pauses and signals came before). Its
+    /// time page shows the time after its step's cost, charged after the
+    /// wakes. Returns the thread: the caller makes the wakes with
+    /// [`Supervisor::wake_while_running`] and finishes its step with
+    /// [`Supervisor::finish_answered_step`].
+    pub(super) fn answer_ahead(&mut self) -> Option<Vtid> {
+        self.channel.as_ref()?;
+        let (threads, procs, paused) = (&self.sim.threads, &self.sim.procs, &self.paused);
+        let senders = &self.signal_senders;
+        let vtid = self.sim.sched.keeps_ahead(|v| {
+            threads.get(&v).is_some_and(|t| {
+                matches!(t.state, ThreadState::Ready(Resume::Return(_)))
+                    && t.channel_wait.is_some()
+                    && !senders.contains_key(&t.tid)
+                    && procs.get(&t.pid).is_some_and(|p| !paused.contains(&p.host))
+            })
+        })?;
+        let resume = self.begin_step(vtid);
+        let req = self
+            .sim
+            .threads
+            .get_mut(&vtid)
+            .and_then(|t| t.channel_wait.take())
+            .expect("an eligible thread waits on the channel");
+        self.answer_request(vtid, req, resume, self.cfg.step_cost_ns);
+        Some(vtid)
+    }
+
+    /// The step of a thread [`Supervisor::answer_ahead`] let run: on to
+    /// its next scheduling point.
+    pub(super) fn finish_answered_step(&mut self, vtid: Vtid) -> std::io::Result<()> {
+        self.run_until_stopped(vtid)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+
+    /// The wakes before the decision that kept `vtid`, made while it runs:
+    /// in order, as far as the host's memory answers them; the rest, and
+    /// the step's cost, when it is stopped again
+    /// ([`Supervisor::finish_later_wakes`]).
+    pub(super) fn wake_while_running(&mut self, vtid: Vtid, on_fds: &[Vtid], on_net: &[Vtid]) {
+        let host = MemoryOnly::new(&self.host_fds);
+        let fds_done = self.sim.wake_ready_fds(&host, on_fds);
+        let net_done = if fds_done == on_fds.len() {
+            self.sim.wake_net_waiters(&host, on_net)
+        } else {
+            0
+        };
+        if fds_done == on_fds.len() && net_done == on_net.len() {
+            self.charge_step(vtid, self.cfg.step_cost_ns);
+        } else {
+            self.later_wakes = Some(LaterWakes {
+                on_fds: on_fds[fds_done..].to_vec(),
+                on_net: on_net[net_done..].to_vec(),
+                running: vtid,
+            });
+        }
+    }
+
+    /// Makes the wakes [`Supervisor::wake_while_running`] left, with system
+    /// calls, and charges the step's cost: the thread let run ahead is
+    /// stopped again (its next event came, or its step ended), so what they
+    /// find comes after all it did.
+    pub(super) fn finish_later_wakes(&mut self) {
+        let Some(later) = self.later_wakes.take() else {
+            return;
+        };
+        self.sim.wake_ready_fds(&self.host_fds, &later.on_fds);
+        self.sim.wake_net_waiters(&self.host_fds, &later.on_net);
+        self.charge_step(later.running, self.cfg.step_cost_ns);
+    }
+
+    /// Whether `event`, in the step of `vtid`, is that thread's own: a
+    /// request (only the running thread posts), a notified call, or a stop
+    /// of its thread.
+    pub(super) fn is_own_event(
+        &self,
+        vtid: Vtid,
+        event: &crate::fast_path::channel::Event,
+    ) -> bool {
+        use crate::fast_path::channel::Event;
+        match event {
+            Event::Request(_) | Event::Notified(_) => true,
+            Event::Stop(who, _) => self.sim.threads.get(&vtid).is_some_and(|t| t.tid == *who),
+        }
+    }
+}
