@@ -359,6 +359,7 @@ impl Channel {
             (*self.slot(slot)).state.store(ch::IDLE, Ordering::Release);
             (*self.slot(slot)).busy = 0;
             (*self.slot(slot)).poke_len = 0;
+            (*self.slot(slot)).send_len = 0;
             (*self.slot(slot)).owner.store(0, Ordering::Release);
         }
     }
