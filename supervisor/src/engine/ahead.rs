@@ -31,7 +31,7 @@ impl Supervisor {
     /// time page shows the time after its step's cost, charged after the
     /// wakes. Returns the thread: the caller makes the wakes with
     /// [`Supervisor::wake_while_running`] and finishes its step with
-    /// [`Supervisor::finish_answered_step`].
+    /// [`Supervisor::run_to_next_point`].
     pub(super) fn answer_ahead(&mut self) -> Option<Vtid> {
         self.channel.as_ref()?;
         let (threads, procs, paused) = (&self.sim.threads, &self.sim.procs, &self.paused);
@@ -41,7 +41,7 @@ impl Supervisor {
                 matches!(t.state, ThreadState::Ready(Resume::Return(_)))
                     && t.channel_wait.is_some()
                     && !senders.contains_key(&t.tid)
-                    && procs.get(&t.pid).is_some_and(|p| !paused.contains(&p.host))
+                    && super::pause::schedulable(procs, paused, t)
             })
         })?;
         let resume = self.begin_step(vtid);
@@ -55,13 +55,6 @@ impl Supervisor {
         Some(vtid)
     }
 
-    /// The step of a thread [`Supervisor::answer_ahead`] let run: on to
-    /// its next scheduling point.
-    pub(super) fn finish_answered_step(&mut self, vtid: Vtid) -> std::io::Result<()> {
-        self.run_until_stopped(vtid)
-            .map_err(|e| std::io::Error::other(e.to_string()))
-    }
-
     /// The wakes before the decision that kept `vtid`, made while it runs:
     /// in order, as far as the host's memory answers them; the rest, and
     /// the step's cost, when it is stopped again
@@ -69,12 +62,13 @@ impl Supervisor {
     pub(super) fn wake_while_running(&mut self, vtid: Vtid, on_fds: &[Vtid], on_net: &[Vtid]) {
         let host = MemoryOnly::new(&self.host_fds);
         let fds_done = self.sim.wake_ready_fds(&host, on_fds);
-        let net_done = if fds_done == on_fds.len() {
+        let fds_all = fds_done == on_fds.len();
+        let net_done = if fds_all {
             self.sim.wake_net_waiters(&host, on_net)
         } else {
             0
         };
-        if fds_done == on_fds.len() && net_done == on_net.len() {
+        if fds_all && net_done == on_net.len() {
             self.charge_step(vtid, self.cfg.step_cost_ns);
         } else {
             self.later_wakes = Some(LaterWakes {

@@ -18,10 +18,17 @@ struct Unpaused<'a> {
 
 impl Unpaused<'_> {
     fn visible(&self, t: &Thread) -> bool {
-        self.procs
-            .get(&t.pid)
-            .is_none_or(|p| !self.paused.contains(&p.host))
+        schedulable(self.procs, self.paused, t)
     }
+}
+
+/// Whether the scheduler may pick thread `t`: its node is not paused.
+pub(super) fn schedulable(
+    procs: &HashMap<i32, Process>,
+    paused: &BTreeSet<vnet::HostId>,
+    t: &Thread,
+) -> bool {
+    procs.get(&t.pid).is_none_or(|p| !paused.contains(&p.host))
 }
 
 impl States for Unpaused<'_> {

@@ -59,7 +59,7 @@ impl Supervisor {
             self.tell_descriptor_changes();
             if let Some(vtid) = answered {
                 self.wake_while_running(vtid, &parked.on_fds, &parked.on_net);
-                if let Err(e) = self.finish_answered_step(vtid) {
+                if let Err(e) = self.run_to_next_point(vtid) {
                     break Ending::Internal(e.to_string());
                 }
                 continue;

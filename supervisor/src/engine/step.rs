@@ -29,18 +29,14 @@ impl Supervisor {
             } else {
                 self.answer_request(vtid, req, resume, 0);
             }
-            return self
-                .run_until_stopped(vtid)
-                .map_err(|e| std::io::Error::other(e.to_string()));
+            return self.run_to_next_point(vtid);
         }
         if let Some(id) = th.notified.take() {
             if !self.answer_notified(vtid, id, resume) {
                 self.step_ended();
                 return Ok(());
             }
-            return self
-                .run_until_stopped(vtid)
-                .map_err(|e| std::io::Error::other(e.to_string()));
+            return self.run_to_next_point(vtid);
         }
         if !th.started {
             self.wait_initial_stop(vtid)?;
@@ -87,6 +83,12 @@ impl Supervisor {
                 self.go(pid, tid, 0, true)
             }
         }
+        self.run_to_next_point(vtid)
+    }
+
+    /// The resumed thread `vtid`, and the threads its step wakes, on to
+    /// its next scheduling point.
+    pub(super) fn run_to_next_point(&mut self, vtid: Vtid) -> std::io::Result<()> {
         self.run_until_stopped(vtid)
             .map_err(|e| std::io::Error::other(e.to_string()))
     }
@@ -170,7 +172,7 @@ impl Supervisor {
     pub(super) fn run_until_stopped(&mut self, vtid: Vtid) -> Result<(), launch::LaunchError> {
         loop {
             let event = self.next_event(vtid)?;
-            if self.is_own_event(vtid, &event) {
+            if self.later_wakes.is_some() && self.is_own_event(vtid, &event) {
                 self.finish_later_wakes();
             }
             let (who, status) = match event {

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use faultline_channel as ch;
 
+use crate::sim::memory::{offset_within, overlaps};
 use crate::sim::peek::Peek;
 use crate::sim::world::ChannelRequest;
 
@@ -413,23 +414,23 @@ impl crate::sim::poke::PokeArea for SlotPokes {
     }
 
     fn sent(&self, addr: u64, buf: &mut [u8]) -> bool {
-        let Some((at, len)) = self.sent_range().filter(|&(at, _)| addr >= at) else {
+        let Some(from) = self
+            .sent_range()
+            .and_then(|(at, have)| offset_within(at, have, addr, buf.len()))
+        else {
             return false;
         };
-        let from = (addr - at) as usize;
-        if from.saturating_add(buf.len()) > len {
-            return false;
-        }
         // SAFETY: as above; within the copy's length.
         buf.copy_from_slice(unsafe { &(&(*self.slot).send)[from..from + buf.len()] });
         true
     }
 
     fn forget_sent(&self, addr: u64, len: usize) {
-        if let Some((at, sent)) = self.sent_range() {
-            if addr < at.saturating_add(sent as u64) && at < addr.saturating_add(len as u64) {
-                self.sent.set(false);
-            }
+        if self
+            .sent_range()
+            .is_some_and(|(at, sent)| overlaps(at, sent, addr, len))
+        {
+            self.sent.set(false);
         }
     }
 }

@@ -8,6 +8,19 @@ use std::io;
 /// A saved register file of a stopped tracee thread.
 pub type Regs = libc::user_regs_struct;
 
+/// Whether `a..a + a_len` and `b..b + b_len` share a byte: a write over
+/// memory a copy was taken of, or a read of bytes still to be written.
+pub fn overlaps(a: u64, a_len: usize, b: u64, b_len: usize) -> bool {
+    a < b.saturating_add(b_len as u64) && b < a.saturating_add(a_len as u64)
+}
+
+/// Where `addr..addr + len` starts within a copy of `have` bytes taken at
+/// `at`, if the copy holds all of it.
+pub fn offset_within(at: u64, have: usize, addr: u64, len: usize) -> Option<usize> {
+    let from = usize::try_from(addr.checked_sub(at)?).ok()?;
+    (from.checked_add(len)? <= have).then_some(from)
+}
+
 /// Types that may be copied out of and into a tracee's memory as raw bytes.
 ///
 /// # Safety
@@ -142,6 +155,16 @@ impl Memory for FakeMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranges_overlap_when_they_share_a_byte_and_a_copy_holds_what_it_covers() {
+        assert!(overlaps(0x10, 4, 0x13, 1));
+        assert!(!overlaps(0x10, 4, 0x14, 4), "adjacent");
+        assert!(!overlaps(0x10, 0, 0x10, 4), "empty");
+        assert_eq!(offset_within(0x10, 8, 0x12, 4), Some(2));
+        assert_eq!(offset_within(0x10, 8, 0x12, 7), None, "past its end");
+        assert_eq!(offset_within(0x10, 8, 0x0f, 2), None, "before it");
+    }
 
     #[test]
     fn typed_reads_and_writes_round_trip_and_fault_outside_the_mapping() {

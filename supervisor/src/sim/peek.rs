@@ -10,7 +10,7 @@ use std::io;
 
 use faultline_channel::PEEK_BYTES;
 
-use super::memory::Memory;
+use super::memory::{offset_within, overlaps, Memory};
 
 /// Up to two copies of the caller's memory, each of up to
 /// [`PEEK_BYTES`] bytes; empty for a request without them (and for every
@@ -30,17 +30,16 @@ impl Peek {
     fn find(&self, addr: u64, len: usize) -> Option<&[u8]> {
         (0..2).find_map(|i| {
             let (at, have) = (self.at[i], (self.len[i] as usize).min(PEEK_BYTES));
-            let from = addr.checked_sub(at).filter(|_| at != 0)? as usize;
-            (from.checked_add(len)? <= have).then(|| &self.bytes[i][from..from + len])
+            let from = offset_within(at, have, addr, len).filter(|_| at != 0)?;
+            Some(&self.bytes[i][from..from + len])
         })
     }
 
     /// Drops the copies a write to `addr..addr + len` overlaps.
     fn forget_overlapping(&mut self, addr: u64, len: usize) {
-        let end = addr.saturating_add(len as u64);
         for i in 0..2 {
             let at = self.at[i];
-            if at != 0 && addr < at.saturating_add(self.len[i] as u64) && at < end {
+            if at != 0 && overlaps(at, self.len[i] as usize, addr, len) {
                 self.at[i] = 0;
             }
         }

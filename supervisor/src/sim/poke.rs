@@ -16,7 +16,7 @@
 
 use std::io;
 
-use super::memory::Memory;
+use super::memory::{overlaps, Memory};
 
 /// Where a call's writes can wait, and where the bytes it sends came:
 /// its slot.
@@ -63,10 +63,9 @@ impl<M: Memory, A: PokeArea> Memory for Poked<M, A> {
             if area.sent(addr, buf) {
                 return Ok(());
             }
-            let end = addr.saturating_add(buf.len() as u64);
             if area
                 .waiting()
-                .is_some_and(|(at, len)| addr < at.saturating_add(len as u64) && at < end)
+                .is_some_and(|(at, len)| overlaps(at, len, addr, buf.len()))
             {
                 self.make_waiting(area)?;
             }
@@ -89,7 +88,7 @@ impl<M: Memory, A: PokeArea> Memory for Poked<M, A> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::memory::FakeMemory;
+    use crate::sim::memory::{offset_within, FakeMemory};
     use std::cell::RefCell;
 
     /// A poke area of `cap` bytes, and what the caller sent.
@@ -115,17 +114,14 @@ mod tests {
         }
         fn sent(&self, addr: u64, buf: &mut [u8]) -> bool {
             let sent = self.sent.borrow();
-            let Some((at, bytes)) = sent.as_ref().filter(|(at, _)| addr >= *at) else {
+            let Some((at, bytes)) = sent.as_ref() else {
                 return false;
             };
-            let from = (addr - at) as usize;
-            match bytes.get(from..from + buf.len()) {
-                Some(b) => {
-                    buf.copy_from_slice(b);
-                    true
-                }
-                None => false,
-            }
+            let Some(from) = offset_within(*at, bytes.len(), addr, buf.len()) else {
+                return false;
+            };
+            buf.copy_from_slice(&bytes[from..from + buf.len()]);
+            true
         }
         fn forget_sent(&self, _addr: u64, _len: usize) {
             *self.sent.borrow_mut() = None;

@@ -207,8 +207,8 @@ fn a_socket_registered_through_a_dup_of_the_epoll_descriptor_is_waited_on() {
     assert_eq!(u64::from_ne_bytes(event[4..].try_into().unwrap()), 44);
 }
 
-#[test]
-fn the_wake_scans_wake_a_reader_whose_descriptor_became_ready() {
+/// The test thread parked reading descriptor 7 (passed once it is ready).
+fn reader_parked_on_7() -> Sim {
     let mut sim = world();
     let wait = Wait {
         kind: WaitKind::Fds {
@@ -220,6 +220,12 @@ fn the_wake_scans_wake_a_reader_whose_descriptor_became_ready() {
         restartable: true,
     };
     sim.threads.get_mut(&VTID).unwrap().state = ThreadState::Parked(wait);
+    sim
+}
+
+#[test]
+fn the_wake_scans_wake_a_reader_whose_descriptor_became_ready() {
+    let mut sim = reader_parked_on_7();
     sim.wake_ready_fds(&FakeHost::default().pollable(7, 0), &[VTID]);
     assert!(matches!(sim.threads[&VTID].state, ThreadState::Parked(_)));
     sim.wake_ready_fds(&FakeHost::default().pollable(7, libc::POLLIN), &[VTID]);
@@ -231,17 +237,7 @@ fn the_wake_scans_wake_a_reader_whose_descriptor_became_ready() {
 
 #[test]
 fn a_wake_scan_from_memory_stops_where_it_would_probe_the_kernel() {
-    let mut sim = world();
-    let wait = Wait {
-        kind: WaitKind::Fds {
-            fds: vec![(7, libc::POLLIN)],
-            on_ready: Resume::Pass,
-        },
-        deadline: None,
-        on_timeout: Resume::Pass,
-        restartable: true,
-    };
-    sim.threads.get_mut(&VTID).unwrap().state = ThreadState::Parked(wait);
+    let mut sim = reader_parked_on_7();
     let host = FakeHost::default().pollable(7, libc::POLLIN);
     // Nothing remembered of descriptor 7: the scan stops before the
     // waiter, untouched, for the real probe to look at later.
