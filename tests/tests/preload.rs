@@ -415,10 +415,12 @@ fn etcd_makes_its_runtime_calls_over_the_channel_and_runs_the_same() {
     // channel too (the writes report their results back rather than
     // stopping at their exits), and so do the calls cgo makes through
     // libc, whose sites are patched beside the runtime's (a `sigaction`
-    // for each signal at start): few stops are left (102 of 2,708; 221
-    // before libc's sites were patched in Go programs).
+    // for each signal at start): few stops are left (221 before libc's
+    // sites were patched in Go programs). Each preemption signal the
+    // runtime sends while it stops the world costs a few stops more, so
+    // seeds vary: 92-211 of 2,738-2,962 for seeds 1-5.
     assert!(
-        with.stops * 20 < without.stops,
+        with.stops * 10 < without.stops,
         "{} stops against {}",
         with.stops,
         without.stops

@@ -15,7 +15,7 @@ pub enum SettingsError {
     /// `--epoch`.
     #[error(transparent)]
     Epoch(#[from] EpochError),
-    /// `--step-cost` or `--spin-limit`.
+    /// `--step-cost`, `--timer-slack` or `--spin-limit`.
     #[error(transparent)]
     Duration(#[from] DurationError),
 }
@@ -27,6 +27,7 @@ pub fn config(sim: &SimArgs, seed: u64) -> Result<Config, SettingsError> {
         epoch_secs: vclock::parse_epoch(&sim.epoch)?,
         cpus: sim.cpus,
         step_cost_ns: duration::parse_ns(&sim.step_cost)?,
+        timer_slack_ns: duration::parse_ns(&sim.timer_slack)?,
         spin_limit: Duration::from_nanos(duration::parse_ns(&sim.spin_limit)?.max(1_000_000)),
         idle_limit: Duration::from_secs(10),
         pin_cpu: !sim.no_pin,

@@ -383,12 +383,11 @@ impl Supervisor {
             new_tid
         };
         let new_vtid = self.add_thread(new_pid, new_tid);
+        let timer_slack = self.sim.threads[&vtid].timer_slack;
+        let child = self.sim.threads.get_mut(&new_vtid).expect("new thread");
+        child.timer_slack = timer_slack;
         if flags & libc::CLONE_CHILD_CLEARTID as u64 != 0 {
-            self.sim
-                .threads
-                .get_mut(&new_vtid)
-                .expect("new thread")
-                .clear_tid = ctid;
+            child.clear_tid = ctid;
         }
         let label = if new_pid == pid { "thread" } else { "process" };
         self.sim.record(vtid, "spawn", &[new_vtid as i64], label);

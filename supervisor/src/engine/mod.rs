@@ -51,6 +51,8 @@ pub struct Config {
     /// Virtual nanoseconds each scheduling step costs, so busy-polling loops
     /// that wait for a clock to move still make progress.
     pub step_cost_ns: u64,
+    /// How much later than asked a timed wait ends (`--timer-slack`).
+    pub timer_slack_ns: u64,
     /// CPU time a thread may use without a trapped syscall.
     pub spin_limit: Duration,
     /// Wall time to wait for input from outside the simulation before a run
@@ -309,8 +311,10 @@ impl Supervisor {
                 None => None,
             };
         let watchdog = Watchdog::start(cfg.spin_limit);
+        let mut sim = Sim::new(cfg.seed, cfg.epoch_secs, cfg.cpus, cfg.schedule, trace, net);
+        sim.timer_slack_ns = cfg.timer_slack_ns;
         Supervisor {
-            sim: Sim::new(cfg.seed, cfg.epoch_secs, cfg.cpus, cfg.schedule, trace, net),
+            sim,
             cfg,
             host_fds: Default::default(),
             next_vtid: 1,

@@ -68,6 +68,9 @@ pub struct Sim {
     pub(crate) signals_let_go: Vec<Kill>,
     /// Set by [`Sim::descriptors_changed`], taken by the engine.
     pub(crate) descriptors_touched: bool,
+    /// How much later than asked a timed wait ends (`--timer-slack`; see
+    /// `sys::slack`). 0 until the engine sets it.
+    pub(crate) timer_slack_ns: u64,
 }
 
 /// A signal the kernel is let to send: the processes it goes to, which
@@ -115,6 +118,7 @@ impl Sim {
             failed_disk_calls: Vec::new(),
             signals_let_go: Vec::new(),
             descriptors_touched: false,
+            timer_slack_ns: 0,
         }
     }
 

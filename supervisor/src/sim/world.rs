@@ -360,6 +360,10 @@ pub struct Thread {
     /// Stopped on a Go yield breakpoint at this address: the instruction
     /// under it runs (single-stepped) before the thread goes on.
     pub step_over: Option<u64>,
+    /// Its own timer slack, set by `prctl(PR_SET_TIMERSLACK)` and inherited
+    /// by the threads and processes it creates; None: the run's
+    /// `--timer-slack` (see `sys::slack`).
+    pub timer_slack: Option<u64>,
 }
 
 impl Thread {
@@ -388,6 +392,7 @@ impl Thread {
             notified_redo: false,
             held_mask: None,
             step_over: None,
+            timer_slack: None,
         }
     }
 }

@@ -94,6 +94,7 @@ impl Sim {
         }
     }
 
+    /// When a wait with this call's timeout ends (timer slack included).
     fn futex_deadline(&self, c: &Call<impl Memory>, cmd: i32, op: i32) -> Result<Option<u64>, i32> {
         if c.a[3] == 0 {
             return Ok(None);
@@ -105,7 +106,9 @@ impl Sim {
         if cmd == FUTEX_WAIT {
             let ns = ts.to_ns().ok_or(libc::EINVAL)?;
             let span = self.clock.span_on(self.clock_host(c.pid), ns as i128);
-            return Ok(Some(self.clock.now().saturating_add(span)));
+            return Ok(Some(
+                self.timer_end(c.vtid, self.clock.now().saturating_add(span)),
+            ));
         }
         let clock = if op & FUTEX_CLOCK_REALTIME != 0 {
             libc::CLOCK_REALTIME
@@ -113,11 +116,8 @@ impl Sim {
             libc::CLOCK_MONOTONIC
         };
         let abs = ts.sec as i128 * 1_000_000_000 + ts.nsec as i128;
-        Ok(Some(self.clock.deadline_on(
-            self.clock_host(c.pid),
-            clock,
-            abs,
-        )))
+        let deadline = self.clock.deadline_on(self.clock_host(c.pid), clock, abs);
+        Ok(Some(self.timer_end(c.vtid, deadline)))
     }
 
     /// Wakes up to `n` waiters on `key` whose bitset intersects `bitset`, in

@@ -26,6 +26,7 @@ mod process;
 mod rlimit;
 mod rtnetlink;
 mod signal;
+mod slack;
 mod socket;
 mod stat;
 mod statfs;
@@ -162,6 +163,7 @@ impl Sim {
             SYS_futex => self.sys_futex(c, targs),
             SYS_sched_getaffinity => self.sys_getaffinity(c),
             SYS_getcpu => self.sys_getcpu(c),
+            SYS_prctl => self.sys_prctl(c, targs),
             SYS_getrandom => self.sys_getrandom(c, targs),
             SYS_uname => Action::Now(Resume::PassThenExit(
                 None,

@@ -463,7 +463,7 @@ impl Sim {
                 }
             }
         };
-        Ok(ns.map(|ns| self.clock.now().saturating_add(ns)))
+        Ok(ns.map(|ns| self.poll_end(c.vtid, self.clock.now().saturating_add(ns))))
     }
 
     /// Runs the call in the kernel with a zero timeout: the timeout argument

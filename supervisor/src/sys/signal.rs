@@ -119,7 +119,9 @@ impl Sim {
                         .ok()
                         .and_then(|t| t.to_ns())
                     {
-                        Some(ns) => Some(self.clock.now().saturating_add(ns)),
+                        Some(ns) => {
+                            Some(self.timer_end(c.vtid, self.clock.now().saturating_add(ns)))
+                        }
                         None => return super::err(libc::EINVAL),
                     }
                 };

@@ -77,7 +77,7 @@ impl Sim {
         };
         Action::Park(Wait {
             kind: WaitKind::Sleep { rem },
-            deadline: Some(deadline),
+            deadline: Some(self.timer_end(c.vtid, deadline)),
             on_timeout: Resume::Return(0),
             restartable: false,
         })

@@ -31,6 +31,19 @@ pub struct SimArgs {
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub spin_limit: String,
 
+    /// How much later than asked a timed wait ends, as Linux's timer
+    /// slack makes it (`prctl(PR_SET_TIMERSLACK)`, 50 µs for an ordinary
+    /// thread): a sleep, futex wait or sigtimedwait ends this much after
+    /// its time; a poll, select or epoll_wait this or 0.1% of its timeout
+    /// (at most 100 ms), whichever is more. A wait whose time has already
+    /// come ends at once. Runtimes that sleep microseconds at a time (Go's
+    /// sysmon: 20 µs) then wake as often as natively. 0: every wait ends
+    /// exactly at its time (what a report.json without this setting ran
+    /// with).
+    #[arg(long, default_value = "50us", value_name = "DURATION")]
+    #[serde(default = "exact_timers")]
+    pub timer_slack: String,
+
     /// Hide the vDSO instead of putting faultline's in each process: every
     /// clock read then costs a ptrace stop. The trace is the same either way;
     /// this is for comparing the two paths and for kernels whose vDSO is too
@@ -162,6 +175,12 @@ impl PolicyName {
     fn before_sticky() -> PolicyName {
         PolicyName::Random
     }
+}
+
+/// The timer slack of runs recorded before `--timer-slack` existed, whose
+/// report.json has no such setting: none.
+fn exact_timers() -> String {
+    "0".into()
 }
 
 impl SimArgs {

@@ -195,7 +195,7 @@ pub static ROWS: [Row; super::COUNT] = rows! {
     SYS_modify_ldt Process Passed;
     SYS_pivot_root System Passed;
     SYS__sysctl System Passed;
-    SYS_prctl Process Passed;
+    SYS_prctl Process Modelled;
     SYS_arch_prctl Process Passed;
     SYS_adjtimex Time Reported;
     SYS_setrlimit Process Modelled;
