@@ -221,10 +221,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_report_without_a_policy_replays_random_and_new_runs_are_sticky() {
+    fn a_report_without_a_policy_or_slack_replays_random_and_exact_and_new_runs_are_not() {
         let old: SimArgs = serde_json::from_str(r#"{"cpus": 2}"#).expect("settings");
         assert_eq!(old.schedule_policy, PolicyName::Random);
+        assert_eq!(old.timer_slack, "0");
         let new = SimArgs::default();
+        assert_eq!(new.timer_slack, "50us");
         assert_eq!(
             new.schedule(),
             crate::sim::scheduler::SchedulePolicy::Sticky { stay: 80 }
