@@ -23,6 +23,19 @@ const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 const OFF_NR: u32 = 0;
 const OFF_ARCH: u32 = 4;
 const OFF_IP: u32 = 8;
+/// The low half of the first argument.
+const OFF_ARG0: u32 = 16;
+
+/// A call trapped only when its first argument is one of these (it runs
+/// natively otherwise): `prctl`, whose only simulated options are the
+/// timer slack's (`sys::slack`), while threads name themselves with it.
+const TRAPPED_OPTIONS: (i64, [u32; 2]) = (
+    libc::SYS_prctl,
+    [
+        libc::PR_SET_TIMERSLACK as u32,
+        libc::PR_GET_TIMERSLACK as u32,
+    ],
+);
 
 const BPF_LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const BPF_JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
@@ -93,6 +106,19 @@ pub fn build_filter(
     }
     prog.push(jump(BPF_JGT_K, last as u32, 1, 0));
     prog.push(stmt(BPF_RET_K, SECCOMP_RET_ALLOW));
+    let (call, [first, second]) = TRAPPED_OPTIONS;
+    if trapped.contains(&call) {
+        // Its other options are let through; the accumulator holds the
+        // number again afterwards.
+        prog.extend([
+            jump(BPF_JEQ_K, call as u32, 0, 4),
+            stmt(BPF_LD_W_ABS, OFF_ARG0),
+            jump(BPF_JEQ_K, first, 2, 0),
+            jump(BPF_JEQ_K, second, 1, 0),
+            stmt(BPF_RET_K, SECCOMP_RET_ALLOW),
+            stmt(BPF_LD_W_ABS, OFF_NR),
+        ]);
+    }
     if let Some(FastPath { page, stubs, gate }) = fast_path {
         // The kernel reports the address after the `syscall`.
         let after = gate + 2;
@@ -190,6 +216,11 @@ mod tests {
     /// Runs `prog` on a call `nr` made from `ip` as the kernel would: the
     /// returned action, and whether the run read where the call was made.
     fn run(prog: &[libc::sock_filter], nr: u32, ip: u64) -> (u32, bool) {
+        run_with(prog, nr, ip, 0)
+    }
+
+    /// As [`run`], with `arg0` as the call's first argument.
+    fn run_with(prog: &[libc::sock_filter], nr: u32, ip: u64, arg0: u32) -> (u32, bool) {
         let (mut acc, mut pc, mut read_ip) = (0u32, 0usize, false);
         loop {
             let ins = prog[pc];
@@ -201,6 +232,7 @@ mod tests {
                         OFF_ARCH => AUDIT_ARCH_X86_64,
                         OFF_IP => ip as u32,
                         k if k == OFF_IP + 4 => (ip >> 32) as u32,
+                        OFF_ARG0 => arg0,
                         k => panic!("load of offset {k}"),
                     };
                     read_ip |= ins.k == OFF_IP || ins.k == OFF_IP + 4;
@@ -262,5 +294,35 @@ mod tests {
             run(&plain, libc::SYS_mmap as u32, in_page),
             (SECCOMP_RET_ALLOW, false)
         );
+    }
+
+    #[test]
+    fn prctl_stops_only_for_the_timer_slack() {
+        let trapped = [libc::SYS_read, libc::SYS_prctl];
+        let prctl = libc::SYS_prctl as u32;
+        for fast in [
+            None,
+            Some(FastPath {
+                page: 0x10_2000,
+                stubs: 0x7fff_f000_0000,
+                gate: 0x10_2800,
+            }),
+        ] {
+            let prog = build_filter(&trapped, 400, fast);
+            for option in [libc::PR_SET_TIMERSLACK, libc::PR_GET_TIMERSLACK] {
+                let got = run_with(&prog, prctl, 0x40_1000, option as u32).0;
+                assert_eq!(got, SECCOMP_RET_TRACE);
+            }
+            let named = run_with(&prog, prctl, 0x40_1000, libc::PR_SET_NAME as u32).0;
+            assert_eq!(named, SECCOMP_RET_ALLOW);
+            // The other trapped calls still stop, whatever their first argument.
+            let read = run_with(
+                &prog,
+                libc::SYS_read as u32,
+                0x40_1000,
+                libc::PR_SET_NAME as u32,
+            );
+            assert_eq!(read.0, SECCOMP_RET_TRACE);
+        }
     }
 }
