@@ -259,6 +259,25 @@ fn a_go_programs_clock_reads_that_reach_the_supervisor_take_the_channel() {
 }
 
 #[test]
+fn a_c_programs_clock_reads_that_reach_the_supervisor_take_the_channel() {
+    // 64,000 clock_gettime calls in a dynamic C program, then a fork whose
+    // child and three threads read the clock too (clock_paths): faultline's
+    // vDSO answers them, and every 64th reaches the supervisor, through
+    // the shared code of the stub page glibc's patched sites use, over the
+    // channel, instead of trapping; before its library has announced
+    // itself, in the forked child and in every thread.
+    let exec = Exec::program(Program::c("bench_syscalls"))
+        .arg("64000")
+        .arg("0")
+        .seed(4);
+    let (fast, trapped) = same_run_with_and_without(exec);
+    assert_took_the_channel(&fast, &trapped, 1000, 990);
+    let (fast, trapped) =
+        same_run_with_and_without(Exec::program(Program::c("clock_paths")).seed(5));
+    assert_took_the_channel(&fast, &trapped, 200, 200);
+}
+
+#[test]
 fn a_c_programs_socket_file_and_directory_calls_take_the_channel() {
     // socket, bind, listen, connect, accept4, the names and options, poll,
     // shutdown; open, fstat, stat, lstat, fstatat, fsync, dup, ftruncate,

@@ -200,8 +200,10 @@ impl Supervisor {
     /// (which a patched Go runtime has mapped already: a Go program linked
     /// with cgo makes some calls through libc, such as `sigaction` for each
     /// signal at its start), and gives the thread its slot. Its sites are
-    /// patched later, as they are reached. A failure is reported once and
-    /// leaves libc's own calls on ptrace stops.
+    /// patched later, as they are reached; faultline's vDSO makes its
+    /// trapping clock reads through the page's shared code from the start
+    /// (as in a patched Go program), over the channel instead of a stop. A
+    /// failure is reported once and leaves libc's own calls on ptrace stops.
     pub(crate) fn prepare_libc_stubs(&mut self, vtid: Vtid, pid: i32, mm: u32) {
         let beside_go = self.sim.procs.get(&pid).is_some_and(|p| p.go_patched);
         if !beside_go && !self.channel_inherited(pid) {
@@ -219,6 +221,16 @@ impl Supervisor {
             Ok(()) => {
                 let p = self.sim.procs.get_mut(&pid).expect("exec'd process");
                 p.libc_stubs = Some(LibcStubs::default());
+                if !beside_go {
+                    if let Some(page) = self.vdso_pages.get_mut(&mm) {
+                        if page.set_channel_call(pid, ch::LIBC_STUBS_AT).is_ok() {
+                            // Its reads post from now on, before the
+                            // library announces itself: waits for its
+                            // threads watch the channel.
+                            p.channel_user = true;
+                        }
+                    }
+                }
                 self.give_go_slot(vtid);
             }
             Err(e) => self.report_unpatched(pid, "glibc", &e.to_string()),

@@ -83,8 +83,11 @@ pub struct SimArgs {
     /// look at and end sockets, files and directories (socket, connect,
     /// accept, open, stat, fsync, rename, unlink, close...) reach the
     /// supervisor over shared memory instead of a ptrace stop (they do see
-    /// LD_PRELOAD and FAULTLINE_CHANNEL_FD in their environment); calls
-    /// glibc makes inside its own code still stop. Go programs (static or
+    /// LD_PRELOAD and FAULTLINE_CHANNEL_FD in their environment); so do
+    /// the calls glibc makes inside its own code once their `mov eax, NR;
+    /// syscall` site is patched (at its first stop; other sites still
+    /// stop), and the clock reads faultline's vDSO must send to faultline
+    /// (every 64th). Go programs (static or
     /// cgo, not PIE) get no library: their runtime's futex, sleep, yield,
     /// epoll, read and write wrappers and package syscall's Syscall6 (its
     /// file, directory and socket calls) are patched at exec to make their
