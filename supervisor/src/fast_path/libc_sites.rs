@@ -10,9 +10,12 @@
 //! after the original `syscall`. Later calls from that site go over the
 //! channel, dispatched by the same handlers with the same trace events.
 //!
-//! glibc's `read` has another shape: `xor eax, eax; syscall` is too short
-//! for the jump, so the jump covers the `cmp rax, -4096` after it too, and
-//! the stub makes that compare before it jumps back (see [`Shape`]).
+//! glibc's inline calls have another shape: the number is loaded further
+//! up (`read`: `xor eax, eax; syscall`; `__open_nocancel`: `mov eax, 0x101;
+//! mov rsi, rdi; mov edi, -100; syscall`) and the `syscall` alone is too
+//! short for the jump, so the jump covers the `cmp rax, -4096` after it
+//! too, and the stub makes that compare before it jumps back, the number
+//! taken from `eax` as the call has it (see [`Shape`]).
 //!
 //! The stubs live in one page at [`ch::LIBC_STUBS_AT`], which the seccomp
 //! filter lets make futex calls (the shared code's waits), mapped with the
@@ -55,10 +58,12 @@ const STUB_TAIL_AT: u64 = 26;
 enum Shape {
     /// `mov eax, NR; syscall`: the stub comes back right after the call.
     LoadNr,
-    /// `xor eax, eax; syscall; cmp rax, -4096` (glibc's `read`): the jump
-    /// needs the compare's bytes too, so the stub makes it, and a thread
-    /// stopped at the call resumes at the stub's copy of it.
-    ZeroNrThenCheck,
+    /// `syscall; cmp rax, -4096`, the number loaded earlier (glibc's inline
+    /// calls: `read`, `__open_nocancel`): the jump needs the compare's
+    /// bytes too, so the stub makes it, and a thread stopped at the call
+    /// resumes at the stub's copy of it; the stub leaves `eax` as the call
+    /// has it.
+    NrBeforeThenCheck,
 }
 
 impl Shape {
@@ -66,7 +71,7 @@ impl Shape {
     fn lead(self, nr: u32) -> Vec<u8> {
         match self {
             Shape::LoadNr => [&[0xb8][..], &nr.to_le_bytes()].concat(),
-            Shape::ZeroNrThenCheck => vec![0x31, 0xc0],
+            Shape::NrBeforeThenCheck => Vec::new(),
         }
     }
 
@@ -75,7 +80,19 @@ impl Shape {
     fn tail(self) -> &'static [u8] {
         match self {
             Shape::LoadNr => &[],
-            Shape::ZeroNrThenCheck => &CHECK_RESULT,
+            Shape::NrBeforeThenCheck => &CHECK_RESULT,
+        }
+    }
+
+    /// The stub's first instructions after its step down: `mov eax, NR`,
+    /// or a five-byte `nop` where the call's `eax` is its number already.
+    fn load_nr(self, nr: u32) -> [u8; 5] {
+        match self {
+            Shape::NrBeforeThenCheck => [0x0f, 0x1f, 0x44, 0x00, 0x00],
+            _ => {
+                let [a, b, c, d] = nr.to_le_bytes();
+                [0xb8, a, b, c, d]
+            }
         }
     }
 
@@ -93,14 +110,13 @@ impl Shape {
     /// one of these: the bytes around it are `code` (from `call - 6`), and
     /// the byte before the lead must not change its meaning.
     fn of(code: &[u8; 16], nr: u32) -> Option<Shape> {
-        [Shape::LoadNr, Shape::ZeroNrThenCheck]
+        [Shape::LoadNr, Shape::NrBeforeThenCheck]
             .into_iter()
             .find(|shape| {
                 let lead = shape.lead(nr);
                 let from = 6 - lead.len();
                 let want = [&lead[..], &SYSCALL, shape.tail()].concat();
-                (*shape == Shape::LoadNr || nr == 0)
-                    && !is_prefix(code[from - 1])
+                (lead.is_empty() || !is_prefix(code[from - 1]))
                     && code[from..from + want.len()] == want[..]
             })
     }
@@ -162,9 +178,8 @@ fn site_stub(at: u64, call: u64, shape: Shape, nr: u32) -> Option<(Vec<u8>, Vec<
     let mut stub = Vec::with_capacity(STUB_LEN as usize);
     // lea rsp, [rsp - 128]
     stub.extend_from_slice(&[0x48, 0x8d, 0x64, 0x24, 0x80]);
-    // mov eax, NR
-    stub.push(0xb8);
-    stub.extend_from_slice(&nr.to_le_bytes());
+    // mov eax, NR (or what the call has in eax)
+    stub.extend_from_slice(&shape.load_nr(nr));
     // xor r11d, r11d: `ch::CALLER_LIBC`, nothing for the shared code to
     // copy (`Slot::peek`) and nothing to copy out (`Slot::poke`)
     stub.extend_from_slice(&[0x45, 0x31, 0xdb]);
@@ -257,7 +272,7 @@ impl Supervisor {
     /// gate is mapped or while another thread may resume inside the site:
     /// such a site is patched at the call's exit, or when it is next
     /// reached. A site whose jump covers more than its call
-    /// ([`Shape::ZeroNrThenCheck`]) is patched only when the thread can be
+    /// ([`Shape::NrBeforeThenCheck`]) is patched only when the thread can be
     /// moved to go on at its stub's copy of the rest: at the call's exit,
     /// or when the call returns a value or is passed without waiting.
     pub(crate) fn patch_libc_site(&mut self, vtid: Vtid, regs: &Regs, done: bool) {
@@ -418,25 +433,30 @@ mod tests {
     }
 
     #[test]
-    fn a_read_site_s_stub_makes_the_result_check_the_jump_covers() {
+    fn an_inline_site_s_stub_makes_the_result_check_the_jump_covers() {
         // glibc's read: xor eax, eax; syscall; cmp rax, -4096; ja ...
         let mut code = [0x90u8; 16];
         code[4..14].copy_from_slice(&[0x31, 0xc0, 0x0f, 0x05, 0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff]);
-        assert_eq!(Shape::of(&code, 0), Some(Shape::ZeroNrThenCheck));
-        // Only for call 0, and not after a prefix (`48 31 c0` is another
-        // instruction than the `31 c0` it ends with).
-        assert_eq!(Shape::of(&code, 1), None);
-        code[3] = 0x48;
-        assert_eq!(Shape::of(&code, 0), None);
+        assert_eq!(Shape::of(&code, 0), Some(Shape::NrBeforeThenCheck));
+        // __open_nocancel: mov eax, 0x101 further up; mov edi, -100; syscall; cmp
+        let mut open = [0x90u8; 16];
+        open[1..14].copy_from_slice(&[
+            0xbf, 0x9c, 0xff, 0xff, 0xff, 0x0f, 0x05, 0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff,
+        ]);
+        assert_eq!(Shape::of(&open, 257), Some(Shape::NrBeforeThenCheck));
+        // Without the compare after it, the jump would not fit.
+        open[8] = 0x89;
+        assert_eq!(Shape::of(&open, 257), None);
         let call = 0x7fff_f7d9_12ab;
         let at = ch::LIBC_STUBS_AT + 0x400;
-        let (stub, jump) = site_stub(at, call, Shape::ZeroNrThenCheck, 0).expect("near");
+        let (stub, jump) = site_stub(at, call, Shape::NrBeforeThenCheck, 257).expect("near");
         assert_eq!(stub.len() as u64, STUB_LEN);
-        // The jump from the xor, over the syscall and the compare.
-        assert_eq!(jump.len(), 10);
-        assert_eq!(target(&jump[1..5], call - 2 + 5), at);
+        // The jump from the syscall, over it and the compare.
+        assert_eq!(jump.len(), 8);
+        assert_eq!(target(&jump[1..5], call + 5), at);
         assert!(jump[5..].iter().all(|&b| b == 0xcc));
-        assert_eq!(&stub[5..10], &[0xb8, 0, 0, 0, 0]);
+        // No number loaded: eax is the call's (a five-byte nop).
+        assert_eq!(&stub[5..10], &[0x0f, 0x1f, 0x44, 0x00, 0x00]);
         // The compare at the tail (where a stopped caller goes on), then
         // back after the site.
         let tail = STUB_TAIL_AT as usize;
@@ -446,11 +466,14 @@ mod tests {
             target(&stub[tail + 7..tail + 11], at + tail as u64 + 11),
             call + 8
         );
-        // The mov eax shape is still told apart.
+        // The mov eax shape is still told apart, and not after a prefix
+        // (`41 b8` is `mov r8d`).
         let mut load = [0x90u8; 16];
         load[1..8].copy_from_slice(&[0xb8, 0x01, 0x01, 0, 0, 0x0f, 0x05]);
         assert_eq!(Shape::of(&load, 257), Some(Shape::LoadNr));
         assert_eq!(Shape::of(&load, 258), None);
+        load[0] = 0x41;
+        assert_eq!(Shape::of(&load, 257), None);
     }
 
     #[test]
