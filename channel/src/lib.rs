@@ -61,6 +61,29 @@ pub const PASS_GATE: u64 = TRAMPOLINE + 0x800;
 /// The gate's code: `syscall; ret`.
 pub const PASS_GATE_CODE: [u8; 3] = [0x0f, 0x05, 0xc3];
 
+/// The bytes of the trampoline page up to the end of its pass gate: the
+/// trampoline at its start, the gate at [`PASS_GATE`], `int3` between.
+/// The library writes them as it starts; the supervisor, at a dynamic
+/// program's exec, so that its loader's calls can be patched too.
+pub const fn trampoline_page() -> [u8; TRAMPOLINE_PAGE_BYTES] {
+    let mut page = [0xcc; TRAMPOLINE_PAGE_BYTES];
+    let mut i = 0;
+    while i < TRAMPOLINE_CODE.len() {
+        page[i] = TRAMPOLINE_CODE[i];
+        i += 1;
+    }
+    let gate = (PASS_GATE - TRAMPOLINE) as usize;
+    let mut j = 0;
+    while j < PASS_GATE_CODE.len() {
+        page[gate + j] = PASS_GATE_CODE[j];
+        j += 1;
+    }
+    page
+}
+
+/// Bytes of [`trampoline_page`].
+pub const TRAMPOLINE_PAGE_BYTES: usize = (PASS_GATE - TRAMPOLINE) as usize + PASS_GATE_CODE.len();
+
 /// Where the supervisor maps the channel in Go programs whose runtime it
 /// patches (`supervisor/src/fast_path/go_runtime.rs`): fixed, because the
 /// patched code reaches the header by absolute address. Below the 4 MiB

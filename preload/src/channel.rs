@@ -206,8 +206,10 @@ unsafe fn env_fd() -> Option<i32> {
     Some(fd)
 }
 
-/// Puts the futex trampoline at its fixed address.
+/// Puts the futex trampoline at its fixed address, or finds it there (the
+/// supervisor maps it at the program's exec, for the loader's calls).
 unsafe fn map_trampoline() -> bool {
+    let code = ch::trampoline_page();
     let page = libc::mmap(
         ch::TRAMPOLINE as *mut libc::c_void,
         4096,
@@ -216,22 +218,18 @@ unsafe fn map_trampoline() -> bool {
         -1,
         0,
     );
+    if page == libc::MAP_FAILED && *libc::__errno_location() == libc::EEXIST {
+        // Mapped already: it must be the trampoline, byte for byte.
+        let there = core::slice::from_raw_parts(ch::TRAMPOLINE as *const u8, code.len());
+        return there == code;
+    }
     if page as u64 != ch::TRAMPOLINE {
         if page != libc::MAP_FAILED {
             libc::munmap(page, 4096);
         }
         return false;
     }
-    core::ptr::copy_nonoverlapping(
-        ch::TRAMPOLINE_CODE.as_ptr(),
-        page as *mut u8,
-        ch::TRAMPOLINE_CODE.len(),
-    );
-    core::ptr::copy_nonoverlapping(
-        ch::PASS_GATE_CODE.as_ptr(),
-        (page as *mut u8).add((ch::PASS_GATE - ch::TRAMPOLINE) as usize),
-        ch::PASS_GATE_CODE.len(),
-    );
+    core::ptr::copy_nonoverlapping(code.as_ptr(), page as *mut u8, code.len());
     libc::mprotect(page, 4096, libc::PROT_READ | libc::PROT_EXEC) == 0
 }
 

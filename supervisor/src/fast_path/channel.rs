@@ -108,6 +108,14 @@ impl Channel {
         self.memfd.as_raw_fd()
     }
 
+    /// Whether the header still starts with [`ch::MAGIC`]: a program may
+    /// map the channel's descriptor and overwrite it, and then nothing
+    /// uses the channel that the library would not use either.
+    pub fn intact(&self) -> bool {
+        // SAFETY: a plain field of the mapped header.
+        unsafe { std::ptr::read_volatile(&self.header().magic) == ch::MAGIC }
+    }
+
     fn header(&self) -> &ch::Header {
         // SAFETY: mapped and aligned for the life of `self`.
         unsafe { &*(self.base as *const ch::Header) }

@@ -25,7 +25,10 @@
 //! when the bytes and the registers agree that the stop came from exactly
 //! that instruction pair, no other thread of the process is stopped between
 //! the two instructions, and the process is not a vfork child (which shares
-//! its parent's memory and stub page).
+//! its parent's memory and stub page). The dynamic loader's sites are
+//! patched the same way: a passed call is made at the library's gate, in
+//! the trampoline page faultline maps at the exec of a program that will
+//! load the library, before the loader runs.
 
 use faultline_channel as ch;
 
@@ -214,11 +217,13 @@ impl Supervisor {
     /// event), with the channel on: maps the stub page and the channel
     /// (which a patched Go runtime has mapped already: a Go program linked
     /// with cgo makes some calls through libc, such as `sigaction` for each
-    /// signal at its start), and gives the thread its slot. Its sites are
-    /// patched later, as they are reached; faultline's vDSO makes its
-    /// trapping clock reads through the page's shared code from the start
-    /// (as in a patched Go program), over the channel instead of a stop. A
-    /// failure is reported once and leaves libc's own calls on ptrace stops.
+    /// signal at its start) and, without Go, the library's trampoline page
+    /// (its pass gate), and gives the thread its slot. Its sites, and the
+    /// dynamic loader's, are patched later, as they are reached;
+    /// faultline's vDSO makes its trapping clock reads through the page's
+    /// shared code from the start (as in a patched Go program), over the
+    /// channel instead of a stop. A failure is reported once and leaves
+    /// libc's own calls on ptrace stops.
     pub(crate) fn prepare_libc_stubs(&mut self, vtid: Vtid, pid: i32, mm: u32) {
         let beside_go = self.sim.procs.get(&pid).is_some_and(|p| p.go_patched);
         if !beside_go && !self.channel_inherited(pid) {
@@ -227,16 +232,26 @@ impl Supervisor {
         let Some(stub) = self.vdso_pages.get(&mm).map(|p| p.inject_stub()) else {
             return;
         };
+        // A program that will load the library over an intact channel gets
+        // the library's trampoline page from its exec, where the library
+        // finds it when it starts: its loader's calls, patched before
+        // that, pass theirs at its gate, and faultline's vDSO posts its
+        // trapping reads from the start. One without (LD_PRELOAD dropped,
+        // the channel overwritten) is patched only if it maps the page.
+        let early = !beside_go && self.will_load_library(pid);
         let mapped = if beside_go {
             map_code_page(pid, stub, ch::LIBC_STUBS_AT, common())
         } else {
-            map_stub_page(pid, stub, ch::LIBC_STUBS_AT, common())
+            map_stub_page(pid, stub, ch::LIBC_STUBS_AT, common()).and_then(|()| match early {
+                true => map_code_page(pid, stub, ch::TRAMPOLINE, &ch::trampoline_page()),
+                false => Ok(()),
+            })
         };
         match mapped {
             Ok(()) => {
                 let p = self.sim.procs.get_mut(&pid).expect("exec'd process");
                 p.libc_stubs = Some(LibcStubs::default());
-                if !beside_go {
+                if early {
                     if let Some(page) = self.vdso_pages.get_mut(&mm) {
                         if page.set_channel_call(pid, ch::LIBC_STUBS_AT).is_ok() {
                             // Its reads post from now on, before the
@@ -250,6 +265,26 @@ impl Supervisor {
             }
             Err(e) => self.report_unpatched(pid, "glibc", &e.to_string()),
         }
+    }
+
+    /// Whether process `pid`, just exec'd, will load faultline's library
+    /// and find the channel usable: its environment preloads the library
+    /// (a program may drop LD_PRELOAD for its children) and the channel's
+    /// header is intact.
+    fn will_load_library(&self, pid: i32) -> bool {
+        let (Some(lib), Some(chan)) = (&self.preload_lib, &self.channel) else {
+            return false;
+        };
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            return false;
+        };
+        let preloads = environ.split(|&b| b == 0).any(|var| {
+            var.strip_prefix(b"LD_PRELOAD=").is_some_and(|list| {
+                list.split(|&b| b == b':' || b == b' ')
+                    .any(|entry| entry == lib.as_bytes())
+            })
+        });
+        preloads && chan.intact()
     }
 
     /// Where a call rewound to run again resumes in process `pid`: at
@@ -321,11 +356,13 @@ impl Supervisor {
                 return;
             }
         }
-        // The loader's own calls come first, before libc is mapped (with a
-        // patched Go runtime, the pass gate is there from the start).
+        // The loader's own calls come first, before libc is mapped: its
+        // sites are patched too (the pass gate is there from the exec),
+        // and libc's text is looked for only once a call comes from
+        // elsewhere.
         let in_loader = interp.is_some_and(|(lo, hi)| call >= lo && call < hi);
         let text = match in_loader {
-            true => None,
+            true => interp,
             false => *stubs.text.get_or_insert_with(|| libc_text(pid)),
         };
         let at = ch::LIBC_STUBS_AT + common().len() as u64 + STUB_LEN * stubs.patched.len() as u64;
