@@ -278,33 +278,23 @@ fn go_runtime_futex_sleep_and_yield_calls_take_the_fast_path_with_the_same_trace
 }
 
 #[test]
-fn a_go_programs_clock_reads_that_reach_the_supervisor_take_the_channel() {
-    // 64,000 time.Now calls: faultline's vDSO answers them, and every 64th
-    // (a scheduling point) reaches the supervisor. In a patched Go program
-    // the vDSO sends those over the channel (through the stub) instead of
-    // trapping: a thousand stops fewer, the same trace.
-    let exec = Exec::program(Program::go("bench"))
-        .arg("0")
-        .arg("64000")
-        .seed(2);
-    let (fast, trapped) = same_run_with_and_without(exec);
-    assert_took_the_channel(&fast, &trapped, 1000, 1001);
-}
-
-#[test]
-fn a_c_programs_clock_reads_that_reach_the_supervisor_take_the_channel() {
-    // 64,000 clock_gettime calls in a dynamic C program, then a fork whose
-    // child and three threads read the clock too (clock_paths): faultline's
-    // vDSO answers them, and every 64th reaches the supervisor, through
-    // the shared code of the stub page glibc's patched sites use, over the
-    // channel, instead of trapping; before its library has announced
-    // itself, in the forked child and in every thread.
-    let exec = Exec::program(Program::c("bench_syscalls"))
-        .arg("64000")
-        .arg("0")
-        .seed(4);
-    let (fast, trapped) = same_run_with_and_without(exec);
-    assert_took_the_channel(&fast, &trapped, 1000, 990);
+fn clock_reads_that_reach_the_supervisor_take_the_channel() {
+    // 64,000 clock reads: faultline's vDSO answers them, and every 64th (a
+    // scheduling point) reaches the supervisor. The vDSO sends those over
+    // the channel instead of trapping: in a patched Go program (time.Now)
+    // through the runtime's stub, in a dynamic C program (clock_gettime)
+    // through the shared code of the stub page glibc's patched sites use,
+    // before its library has announced itself. A thousand stops fewer, the
+    // same trace.
+    for (program, args) in [
+        (Program::go("bench"), ["0", "64000"]),
+        (Program::c("bench_syscalls"), ["64000", "0"]),
+    ] {
+        let exec = Exec::program(program).arg(args[0]).arg(args[1]).seed(2);
+        let (fast, trapped) = same_run_with_and_without(exec);
+        assert_took_the_channel(&fast, &trapped, 1000, 990);
+    }
+    // A forked child and three threads read the clock too (clock_paths).
     let (fast, trapped) =
         same_run_with_and_without(Exec::program(Program::c("clock_paths")).seed(5));
     assert_took_the_channel(&fast, &trapped, 200, 200);
