@@ -125,13 +125,8 @@ impl TraceLog {
     pub fn compressed(file: File) -> io::Result<TraceLog> {
         let encoder = zstd::Encoder::new(BufWriter::new(file), 1)?;
         Ok(TraceLog {
-            hash: FNV_OFFSET,
-            count: 0,
             file: Some(Sink::Zstd(encoder)),
-            kept: None,
-            paths: Vec::new(),
-            pending: VecDeque::new(),
-            line: Vec::new(),
+            ..TraceLog::new(None, false)
         })
     }
 
@@ -226,14 +221,18 @@ impl TraceLog {
 mod tests {
     use super::*;
 
+    /// Records the same two events in `t`.
+    fn two_events(t: &mut TraceLog) {
+        t.record(1, 1, "futex", &[0, 1], "0");
+        t.record(2, 2, "read", &[3], "pass");
+    }
+
     #[test]
     fn same_events_same_hash_and_order_matters() {
         let mut a = TraceLog::new(None, true);
         let mut b = TraceLog::new(None, false);
-        for t in [&mut a, &mut b] {
-            t.record(1, 1, "futex", &[0, 1], "0");
-            t.record(2, 2, "read", &[3], "pass");
-        }
+        two_events(&mut a);
+        two_events(&mut b);
         assert_eq!(a.hash(), b.hash());
         assert_eq!(a.lines().len(), 2);
         let mut c = TraceLog::new(None, false);
@@ -246,10 +245,8 @@ mod tests {
     fn events_written_one_at_a_time_hash_as_written_together() {
         let mut a = TraceLog::new(None, true);
         let mut b = TraceLog::new(None, true);
-        for t in [&mut a, &mut b] {
-            t.record(1, 1, "futex", &[0, 1], "0");
-            t.record(2, 2, "read", &[3], "pass");
-        }
+        two_events(&mut a);
+        two_events(&mut b);
         assert!(a.write_one());
         a.record(3, 1, "nanosleep", &[20000], "park");
         assert!(a.write_one() && a.write_one());
