@@ -32,14 +32,18 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
         .collect())
 }
 
-/// Absolute path → SHA-256 of each program.
+/// Absolute path → SHA-256 of each program, each file read once however
+/// many nodes run it (a cluster's members share one binary of tens of MB).
 pub fn hash_binaries<'a>(
     programs: impl IntoIterator<Item = &'a Path>,
 ) -> Result<BTreeMap<String, String>, PathError> {
-    programs
+    let paths = programs
         .into_iter()
-        .map(|p| {
-            let path = std::path::absolute(p).map_err(PathError::io(p))?;
+        .map(|p| std::path::absolute(p).map_err(PathError::io(p)))
+        .collect::<Result<std::collections::BTreeSet<_>, _>>()?;
+    paths
+        .into_iter()
+        .map(|path| {
             let sha = sha256_file(&path).map_err(PathError::io(&path))?;
             Ok((path.display().to_string(), sha))
         })
