@@ -162,16 +162,19 @@ impl Channel {
         let mut seen = doorbell.load(Ordering::Acquire);
         let mut chores = true;
         for spin in 0..SUPERVISOR_SPINS {
-            if spin % STOP_LOOK_EVERY == 0 {
-                if let Some((tid, status)) = crate::host::tracee::try_wait(who)? {
-                    return Ok(Some(Event::Stop(tid, status)));
-                }
-            }
+            // The doorbell first: the next call is the usual event, and
+            // often already posted (a thread answered ahead), so it is
+            // not kept waiting behind a `waitpid`.
             let now = doorbell.load(Ordering::Acquire);
             if spin == 0 || now != seen {
                 seen = now;
                 if let Some(req) = self.take_request() {
                     return Ok(Some(Event::Request(req)));
+                }
+            }
+            if spin % STOP_LOOK_EVERY == 0 {
+                if let Some((tid, status)) = crate::host::tracee::try_wait(who)? {
+                    return Ok(Some(Event::Stop(tid, status)));
                 }
             }
             if chores {

@@ -75,6 +75,10 @@ fn numbers_and_names_are_unique_and_cover_every_call() {
     assert_eq!(names.len(), COUNT);
     let expected: std::collections::BTreeSet<i64> = (0..=334).chain(424..=LAST).collect();
     assert_eq!(numbers, expected);
+    assert!(ROWS.iter().all(|r| row(r.nr).map(|found| found.nr) == Some(r.nr)));
+    for unknown in [-1, 335, 423, LAST + 1] {
+        assert!(row(unknown).is_none(), "{unknown}");
+    }
     assert_eq!(row(libc::SYS_pwrite64).map(Row::name), Some("pwrite64"));
     assert_eq!(name(libc::SYS_futex), "futex");
     assert_eq!(name(400), "unknown");
