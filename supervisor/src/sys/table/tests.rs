@@ -75,7 +75,9 @@ fn numbers_and_names_are_unique_and_cover_every_call() {
     assert_eq!(names.len(), COUNT);
     let expected: std::collections::BTreeSet<i64> = (0..=334).chain(424..=LAST).collect();
     assert_eq!(numbers, expected);
-    assert!(ROWS.iter().all(|r| row(r.nr).map(|found| found.nr) == Some(r.nr)));
+    assert!(ROWS
+        .iter()
+        .all(|r| row(r.nr).map(|found| found.nr) == Some(r.nr)));
     for unknown in [-1, 335, 423, LAST + 1] {
         assert!(row(unknown).is_none(), "{unknown}");
     }
