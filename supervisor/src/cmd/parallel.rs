@@ -62,15 +62,23 @@ pub enum MissingReport {
     Value(#[from] SeedTextError),
 }
 
-/// A running worker: its seed's index and seed, the process, its stderr.
+/// A running worker: its seed's index and seed, its CPU slot, the
+/// process, its stderr.
 struct Worker {
     index: usize,
     seed: u64,
+    slot: usize,
     child: Child,
     stderr: Receiver<Vec<u8>>,
 }
 
-fn spawn(args: &RunArgs, job: &SeedJob, index: usize, seed: u64) -> Result<Worker, WorkerError> {
+fn spawn(
+    args: &RunArgs,
+    job: &SeedJob,
+    index: usize,
+    seed: u64,
+    slot: usize,
+) -> Result<Worker, WorkerError> {
     let exe = std::env::current_exe().map_err(WorkerError::Exe)?;
     let settings = serde_json::to_string(job.sim).map_err(WorkerError::Settings)?;
     let parent = std::process::id() as libc::pid_t;
@@ -89,7 +97,9 @@ fn spawn(args: &RunArgs, job: &SeedJob, index: usize, seed: u64) -> Result<Worke
             job.seed_timeout.map_or(0, |t| t.as_nanos())
         ))
         .arg("--worker-settings")
-        .arg(settings);
+        .arg(settings)
+        .arg("--worker-cpu")
+        .arg(slot.to_string());
     if args.check_determinism {
         command.arg("--check-determinism");
     }
@@ -125,6 +135,7 @@ fn spawn(args: &RunArgs, job: &SeedJob, index: usize, seed: u64) -> Result<Worke
     Ok(Worker {
         index,
         seed,
+        slot,
         child,
         stderr,
     })
@@ -153,7 +164,8 @@ pub fn run_seeds(
         }
         while stopping.is_none() && (args.keep_going || !failed) && running.len() < args.jobs {
             let Some((i, seed)) = queue.next() else { break };
-            running.push(spawn(args, job, i, seed)?);
+            let slot = lowest_free_slot(running.iter().map(|w| w.slot));
+            running.push(spawn(args, job, i, seed, slot)?);
         }
         if running.is_empty() {
             break;
@@ -192,8 +204,29 @@ pub fn run_seeds(
     Ok(done.into_values().map(|(r, _)| r).collect())
 }
 
+/// The lowest CPU slot none of the running workers (`taken`) has: a
+/// worker that ends leaves its CPU to the next one.
+fn lowest_free_slot(taken: impl Iterator<Item = usize> + Clone) -> usize {
+    (0..)
+        .find(|s| taken.clone().all(|t| t != *s))
+        .expect("fewer workers than slots")
+}
+
 /// The result a worker recorded in its seed's report.json.
 fn worker_result(args: &RunArgs, job: &SeedJob, seed: u64) -> Result<SeedResult, MissingReport> {
     let report = read_report(&seed_dir(args, job.sc, seed))?;
     Ok(SeedResult::from_report(&report)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lowest_free_slot;
+
+    #[test]
+    fn a_new_worker_takes_the_lowest_slot_left_free() {
+        assert_eq!(lowest_free_slot([].into_iter()), 0);
+        assert_eq!(lowest_free_slot([0, 1].into_iter()), 2);
+        assert_eq!(lowest_free_slot([1, 0, 3].into_iter()), 2);
+        assert_eq!(lowest_free_slot([1].into_iter()), 0);
+    }
 }

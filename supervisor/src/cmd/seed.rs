@@ -106,6 +106,8 @@ pub struct SeedJob<'a> {
     pub schedule: Option<Schedule>,
     /// Which seeds run twice (`new` makes it `Never`).
     pub recheck: Recheck,
+    /// The CPU slot of a `run -j` worker ([`crate::engine::Config::cpu_slot`]).
+    pub cpu_slot: Option<usize>,
 }
 
 impl<'a> SeedJob<'a> {
@@ -127,6 +129,7 @@ impl<'a> SeedJob<'a> {
             binaries: provenance::hash_binaries(sc.nodes.iter().map(|n| n.program.as_path()))?,
             schedule: None,
             recheck: Recheck::Never,
+            cpu_slot: None,
         })
     }
 
@@ -230,6 +233,7 @@ fn build(job: &SeedJob, seed: u64, dir: &Path) -> Result<Built, SeedError> {
     };
     let mut cfg = config(job.sim, seed)?;
     cfg.until_ns = Some(sc.duration_ns);
+    cfg.cpu_slot = job.cpu_slot;
     cfg.wall_deadline = job.seed_timeout.map(|t| Instant::now() + t);
     let mut names: Vec<String> = sc.nodes.iter().map(|n| n.name.clone()).collect();
     // Each invariant probe runs on a host of its own, after the nodes'.

@@ -31,6 +31,7 @@ pub fn config(sim: &SimArgs, seed: u64) -> Result<Config, SettingsError> {
         spin_limit: Duration::from_nanos(duration::parse_ns(&sim.spin_limit)?.max(1_000_000)),
         idle_limit: Duration::from_secs(10),
         pin_cpu: !sim.no_pin,
+        cpu_slot: None,
         signals_at: Vec::new(),
         until_ns: None,
         vdso: !sim.no_vdso,

@@ -62,6 +62,9 @@ pub struct Config {
     /// runs at a time anyway, and a ptrace stop that stays on one core costs
     /// about a third of one that bounces between cores.
     pub pin_cpu: bool,
+    /// Which of the allowed CPUs to pin to (a `run -j` worker's number);
+    /// None: one picked by pid.
+    pub cpu_slot: Option<usize>,
     /// Stop the run when virtual time passes this (ns), if set.
     pub until_ns: Option<u64>,
     /// Signals faultline sends the program: (virtual ns, signal number).
@@ -287,7 +290,7 @@ impl Supervisor {
     /// [`Supervisor::launch`].
     pub fn new(cfg: Config, trace: TraceLog, net: NetState, plan: Vec<Scheduled>) -> Supervisor {
         let placement = if cfg.pin_cpu {
-            crate::host::placement::Placement::pin()
+            crate::host::placement::Placement::pin(cfg.cpu_slot)
         } else {
             Default::default()
         };

@@ -24,14 +24,16 @@ pub struct Placement {
 
 impl Placement {
     /// Pins the calling thread (and so every tracee forked later) to one of
-    /// the CPUs it may use, picked by pid so that parallel runs spread out,
-    /// and notes a second one for [`Placement::split`].
-    pub fn pin() -> Placement {
+    /// the CPUs it may use, and notes a second one for
+    /// [`Placement::split`]: the `slot`-th (`run -j` numbers its workers,
+    /// so that parallel seeds each have a CPU of their own), else one
+    /// picked by pid.
+    pub fn pin(slot: Option<usize>) -> Placement {
         let allowed = allowed_cpus();
         if allowed.is_empty() {
             return Placement::default();
         }
-        let i = std::process::id() as usize % allowed.len();
+        let i = slot.unwrap_or(std::process::id() as usize) % allowed.len();
         let home = allowed[i];
         if set_affinity(0, home).is_err() {
             return Placement::default();
@@ -124,11 +126,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn numbered_runs_each_take_a_cpu_of_their_own() {
+        std::thread::spawn(|| {
+            let cpus = allowed_cpus().len();
+            let homes: std::collections::BTreeSet<Option<usize>> =
+                (0..cpus).map(|k| Placement::pin(Some(k)).home).collect();
+            assert_eq!(homes.len(), cpus, "{homes:?}");
+            for k in 0..cpus {
+                let p = Placement::pin(Some(k));
+                assert_eq!(p.away.is_some(), cpus > 1);
+                assert_ne!(p.away, p.home);
+            }
+        })
+        .join()
+        .expect("the placement thread");
+    }
+
+    #[test]
     fn a_second_run_in_the_same_process_can_still_split() {
         // In a thread of its own: pinning changes the caller's CPU set.
         std::thread::spawn(|| {
-            let first = Placement::pin();
-            let second = Placement::pin();
+            let first = Placement::pin(None);
+            let second = Placement::pin(None);
             assert_eq!(first.can_split(), second.can_split());
             assert_eq!(first.can_split(), allowed_cpus().len() > 1);
         })

@@ -54,7 +54,11 @@ pub struct RunArgs {
     pub keep_going: bool,
 
     /// Run N seeds at a time, each in its own faultline process (N >= 1).
-    /// The workers die with this process, even when it is killed.
+    /// The workers die with this process, even when it is killed; each
+    /// worker's supervisor gets a CPU of its own. A seed whose programs
+    /// take the fast path keeps two CPUs working (its supervisor and its
+    /// programs spin for each other), so for those N gains only up to half
+    /// the machine's CPUs.
     #[arg(short = 'j', long = "jobs", default_value_t = 1, value_name = "N", value_parser = parse_jobs)]
     pub jobs: usize,
 
@@ -108,6 +112,12 @@ pub struct RunArgs {
     /// JSON (they replace the flags), so every setting reaches the workers.
     #[arg(long, hide = true, value_name = "JSON")]
     pub worker_settings: Option<String>,
+
+    /// Set by `run -j` on its workers: the worker's number among those
+    /// running at once, so that each pins its supervisor to a CPU of its
+    /// own (two picked by pid could share one and leave another idle).
+    #[arg(long, hide = true, value_name = "K")]
+    pub worker_cpu: Option<usize>,
 
     /// Run only slice I of N of the seeds (seeds whose index modulo N is I),
     /// e.g. `--shard 0/4` on the first of four machines.
