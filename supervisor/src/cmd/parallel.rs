@@ -99,7 +99,9 @@ fn spawn(
         .arg("--worker-settings")
         .arg(settings)
         .arg("--worker-cpu")
-        .arg(slot.to_string());
+        .arg(slot.to_string())
+        .arg("--jobs")
+        .arg(args.jobs.to_string());
     if args.check_determinism {
         command.arg("--check-determinism");
     }

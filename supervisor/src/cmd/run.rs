@@ -141,7 +141,12 @@ fn try_run(args: &RunArgs) -> Result<i32, RunError> {
         job = job.with_schedule(Schedule::read(path, &sc)?);
     }
     job.recheck = args.recheck();
-    job.cpu_slot = args.worker_cpu;
+    job.cpu_slot = args
+        .worker_cpu
+        .map(|index| crate::host::placement::CpuSlot {
+            index,
+            workers: args.jobs,
+        });
     interrupt::install();
     let out_dir = args.artifacts.join(&sc.name);
     if !args.seed_worker {

@@ -107,7 +107,7 @@ pub struct SeedJob<'a> {
     /// Which seeds run twice (`new` makes it `Never`).
     pub recheck: Recheck,
     /// The CPU slot of a `run -j` worker ([`crate::engine::Config::cpu_slot`]).
-    pub cpu_slot: Option<usize>,
+    pub cpu_slot: Option<crate::host::placement::CpuSlot>,
 }
 
 impl<'a> SeedJob<'a> {

@@ -62,9 +62,8 @@ pub struct Config {
     /// runs at a time anyway, and a ptrace stop that stays on one core costs
     /// about a third of one that bounces between cores.
     pub pin_cpu: bool,
-    /// Which of the allowed CPUs to pin to (a `run -j` worker's number);
-    /// None: one picked by pid.
-    pub cpu_slot: Option<usize>,
+    /// The CPUs to pin to, for a `run -j` worker; None: picked by pid.
+    pub cpu_slot: Option<crate::host::placement::CpuSlot>,
     /// Stop the run when virtual time passes this (ns), if set.
     pub until_ns: Option<u64>,
     /// Signals faultline sends the program: (virtual ns, signal number).

@@ -25,22 +25,20 @@ pub struct Placement {
 impl Placement {
     /// Pins the calling thread (and so every tracee forked later) to one of
     /// the CPUs it may use, and notes a second one for
-    /// [`Placement::split`]: the `slot`-th (`run -j` numbers its workers,
-    /// so that parallel seeds each have a CPU of their own), else one
-    /// picked by pid.
-    pub fn pin(slot: Option<usize>) -> Placement {
+    /// [`Placement::split`]: those of `slot` for a `run -j` worker (see
+    /// [`cpu_pair`]), else picked by pid.
+    pub fn pin(slot: Option<CpuSlot>) -> Placement {
         let allowed = allowed_cpus();
         if allowed.is_empty() {
             return Placement::default();
         }
-        let i = slot.unwrap_or(std::process::id() as usize) % allowed.len();
-        let home = allowed[i];
-        if set_affinity(0, home).is_err() {
+        let (home, away) = cpu_pair(slot, std::process::id() as usize, allowed.len());
+        if set_affinity(0, allowed[home]).is_err() {
             return Placement::default();
         }
         Placement {
-            home: Some(home),
-            away: (allowed.len() > 1).then(|| allowed[(i + 1) % allowed.len()]),
+            home: Some(allowed[home]),
+            away: away.map(|a| allowed[a]),
             split: false,
         }
     }
@@ -85,6 +83,29 @@ impl Placement {
     }
 }
 
+/// A `run -j` worker's number among the workers running at once, and
+/// how many run at once: parallel seeds take CPUs apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuSlot {
+    /// 0 for the first worker.
+    pub index: usize,
+    /// `-j`.
+    pub workers: usize,
+}
+
+/// Which of `cpus` allowed CPUs (by position) a run takes: its home and
+/// the second CPU its programs may move to. Workers that each fit a pair
+/// take pairs apart; more workers than that each take a home of their
+/// own, and the next worker's as the second; a run alone picks by `pid`.
+fn cpu_pair(slot: Option<CpuSlot>, pid: usize, cpus: usize) -> (usize, Option<usize>) {
+    let home = match slot {
+        Some(s) if 2 * s.workers <= cpus => 2 * s.index,
+        Some(s) => s.index,
+        None => pid,
+    } % cpus;
+    (home, (cpus > 1).then_some((home + 1) % cpus))
+}
+
 /// The CPUs faultline may run on: the calling thread's when first asked.
 /// Kept, because pinning changes the thread's own set: read again, a
 /// second run in the same process (`run --seeds N`) would find only the
@@ -126,17 +147,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numbered_runs_each_take_a_cpu_of_their_own() {
+    fn parallel_workers_take_cpus_apart() {
+        let slot = |index, workers| Some(CpuSlot { index, workers });
+        // Two workers on 2 CPUs: a home each.
+        assert_eq!(cpu_pair(slot(0, 2), 7, 2), (0, Some(1)));
+        assert_eq!(cpu_pair(slot(1, 2), 7, 2), (1, Some(0)));
+        // Two workers on 4 CPUs: a pair each.
+        assert_eq!(cpu_pair(slot(0, 2), 7, 4), (0, Some(1)));
+        assert_eq!(cpu_pair(slot(1, 2), 7, 4), (2, Some(3)));
+        // Three on 4: a home each.
+        let homes: Vec<usize> = (0..3).map(|k| cpu_pair(slot(k, 3), 7, 4).0).collect();
+        assert_eq!(homes, [0, 1, 2]);
+        // Alone: by pid; on one CPU, nowhere to move to.
+        assert_eq!(cpu_pair(None, 7, 4), (3, Some(0)));
+        assert_eq!(cpu_pair(slot(1, 2), 7, 1), (0, None));
+    }
+
+    #[test]
+    fn a_pinned_worker_is_on_its_slots_cpu() {
         std::thread::spawn(|| {
-            let cpus = allowed_cpus().len();
-            let homes: std::collections::BTreeSet<Option<usize>> =
-                (0..cpus).map(|k| Placement::pin(Some(k)).home).collect();
-            assert_eq!(homes.len(), cpus, "{homes:?}");
-            for k in 0..cpus {
-                let p = Placement::pin(Some(k));
-                assert_eq!(p.away.is_some(), cpus > 1);
-                assert_ne!(p.away, p.home);
-            }
+            let allowed = allowed_cpus();
+            let p = Placement::pin(Some(CpuSlot {
+                index: 1,
+                workers: allowed.len(),
+            }));
+            assert_eq!(p.home, Some(allowed[1 % allowed.len()]));
+            assert_eq!(current_cpus(), vec![allowed[1 % allowed.len()]]);
         })
         .join()
         .expect("the placement thread");

@@ -54,8 +54,9 @@ pub struct RunArgs {
     pub keep_going: bool,
 
     /// Run N seeds at a time, each in its own faultline process (N >= 1).
-    /// The workers die with this process, even when it is killed; each
-    /// worker's supervisor gets a CPU of its own. A seed whose programs
+    /// The workers die with this process, even when it is killed. They
+    /// take CPUs apart: two each while N is at most half the CPUs, a home
+    /// CPU each otherwise. A seed whose programs
     /// take the fast path keeps two CPUs working (its supervisor and its
     /// programs spin for each other), so for those N gains only up to half
     /// the machine's CPUs.
@@ -113,9 +114,9 @@ pub struct RunArgs {
     #[arg(long, hide = true, value_name = "JSON")]
     pub worker_settings: Option<String>,
 
-    /// Set by `run -j` on its workers: the worker's number among those
-    /// running at once, so that each pins its supervisor to a CPU of its
-    /// own (two picked by pid could share one and leave another idle).
+    /// Set by `run -j` on its workers (with `-j`): the worker's number
+    /// among those running at once, so that parallel seeds take CPUs apart
+    /// (two picked by pid could share one and leave another idle).
     #[arg(long, hide = true, value_name = "K")]
     pub worker_cpu: Option<usize>,
 
