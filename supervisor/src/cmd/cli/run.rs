@@ -56,10 +56,9 @@ pub struct RunArgs {
     /// Run N seeds at a time, each in its own faultline process (N >= 1).
     /// The workers die with this process, even when it is killed. They
     /// take CPUs apart: two each while N is at most half the CPUs, a home
-    /// CPU each otherwise. A seed whose programs
-    /// take the fast path keeps two CPUs working (its supervisor and its
-    /// programs spin for each other), so for those N gains only up to half
-    /// the machine's CPUs.
+    /// CPU each otherwise. A seed whose programs take the fast path keeps
+    /// two CPUs working (its supervisor and its programs spin for each
+    /// other), so for those N gains only up to half the machine's CPUs.
     #[arg(short = 'j', long = "jobs", default_value_t = 1, value_name = "N", value_parser = parse_jobs)]
     pub jobs: usize,
 
