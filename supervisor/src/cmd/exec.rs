@@ -21,27 +21,30 @@ pub const EXIT_NONDETERMINISTIC: i32 = 123;
 pub const EXIT_DEADLOCK: i32 = 124;
 /// Exit code when faultline itself could not run the program.
 pub const EXIT_FAULTLINE_ERROR: i32 = 125;
+/// Exit code for a bad flag or argument, as clap's own refusals.
+pub const EXIT_BAD_INPUT: i32 = 2;
 
 /// Runs the verb; returns the process exit code.
 pub fn run(args: &ExecArgs) -> i32 {
     match try_run(args) {
         Ok(code) => code,
-        Err(msg) => {
-            eprintln!("faultline: error: {msg}");
-            EXIT_FAULTLINE_ERROR
+        Err(e) => {
+            eprintln!("faultline: error: {e}");
+            e.code()
         }
     }
 }
 
-/// Why `exec` could not run the program (exit 125).
+/// Why `exec` could not run the program: a flag's bad value (exit 2, as
+/// clap's own refusals), else faultline's failure (exit 125).
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     /// A simulation flag does not parse.
     #[error(transparent)]
     Settings(#[from] SettingsError),
     /// `--timeout` is not a duration.
-    #[error(transparent)]
-    Timeout(#[from] DurationError),
+    #[error("--timeout: {0}")]
+    Timeout(#[source] DurationError),
     /// The `--trace` file cannot be created.
     #[error("cannot write trace {path}: {source}")]
     Trace {
@@ -61,6 +64,18 @@ pub enum ExecError {
     Launch(#[from] LaunchError),
 }
 
+impl ExecError {
+    fn code(&self) -> i32 {
+        match self {
+            ExecError::Settings(_) | ExecError::Timeout(_) => EXIT_BAD_INPUT,
+            ExecError::Trace { .. }
+            | ExecError::Output(_)
+            | ExecError::Net(_)
+            | ExecError::Launch(_) => EXIT_FAULTLINE_ERROR,
+        }
+    }
+}
+
 fn try_run(args: &ExecArgs) -> Result<i32, ExecError> {
     let mut cfg = config(&args.sim, args.seed)?;
     cfg.signals_at = args.signal_at.clone();
@@ -68,7 +83,8 @@ fn try_run(args: &ExecArgs) -> Result<i32, ExecError> {
         .timeout
         .as_deref()
         .map(duration::parse_ns)
-        .transpose()?;
+        .transpose()
+        .map_err(ExecError::Timeout)?;
     let spec = LaunchSpec {
         program: args.command[0].clone(),
         args: args.command[1..].to_vec(),

@@ -23,8 +23,8 @@ use crate::scenario::{self, Scenario, ScenarioError};
 const EXIT_PASS: i32 = 0;
 /// Exit code: a seed failed (or was stuck).
 const EXIT_FAIL: i32 = 1;
-/// Exit code: the scenario or the command line is wrong.
-const EXIT_BAD_INPUT: i32 = 2;
+/// Exit code: the scenario or the command line is wrong (as `exec`'s).
+const EXIT_BAD_INPUT: i32 = crate::cmd::exec::EXIT_BAD_INPUT;
 /// Exit code: faultline itself failed (as `exec`'s).
 const EXIT_FAULTLINE_ERROR: i32 = crate::cmd::exec::EXIT_FAULTLINE_ERROR;
 /// Exit code: `--check-determinism` found a seed whose two runs differ (as
@@ -124,13 +124,18 @@ fn settings(args: &RunArgs) -> Result<SimArgs, RunError> {
 }
 
 fn try_run(args: &RunArgs) -> Result<i32, RunError> {
-    let sim = settings(args)?;
+    let mut sim = settings(args)?;
     let text = std::fs::read_to_string(&args.file).map_err(|source| RunError::Unreadable {
         path: args.file.clone(),
         source,
     })?;
     let sc = scenario::parse(&args.file, &text)?;
     let seeds = crate::cmd::seeds::select(&sc, args)?;
+    if seeds.len() > 1 && sim.progress == "auto" {
+        // The seeds' own progress bar (or their -j workers' reports) is
+        // the progress of a run of many.
+        sim.progress = "0".into();
+    }
     let shard = crate::cmd::seeds::shard(args)?;
     if let Some(path) = &args.results {
         crate::cmd::results::check_writable(path).map_err(RunError::ResultsFile)?;

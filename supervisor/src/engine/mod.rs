@@ -15,6 +15,7 @@ mod net_disk_faults;
 mod notified;
 mod pause;
 pub mod probes;
+mod progress;
 mod run;
 mod signals;
 mod step;
@@ -64,6 +65,8 @@ pub struct Config {
     pub pin_cpu: bool,
     /// The CPUs to pin to, for a `run -j` worker; None: picked by pid.
     pub cpu_slot: Option<crate::host::placement::CpuSlot>,
+    /// Wall time between two progress lines on stderr (None: none).
+    pub progress: Option<Duration>,
     /// Stop the run when virtual time passes this (ns), if set.
     pub until_ns: Option<u64>,
     /// Signals faultline sends the program: (virtual ns, signal number).
@@ -178,6 +181,8 @@ pub struct Supervisor {
     /// Channel requests and ptrace stops since the placement was last
     /// reconsidered.
     pub(crate) placement_window: (u64, u64),
+    /// When the next progress line is due (`--progress`).
+    progress: Option<progress::Progress>,
     /// The launched programs (one per node), in launch order.
     roots: Vec<Root>,
     /// The fault plan: events at virtual times, in time order.
@@ -288,6 +293,7 @@ impl Supervisor {
     /// Prepares a run on the given network; programs are added with
     /// [`Supervisor::launch`].
     pub fn new(cfg: Config, trace: TraceLog, net: NetState, plan: Vec<Scheduled>) -> Supervisor {
+        let progress = cfg.progress.map(progress::Progress::new);
         let placement = if cfg.pin_cpu {
             crate::host::placement::Placement::pin(cfg.cpu_slot)
         } else {
@@ -329,6 +335,7 @@ impl Supervisor {
             notify,
             placement,
             placement_window: (0, 0),
+            progress,
             roots: Vec::new(),
             plan,
             fault_log: Vec::new(),

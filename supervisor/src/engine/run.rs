@@ -26,6 +26,15 @@ impl Supervisor {
             if let Some(sig) = crate::host::interrupt::received() {
                 break Ending::Interrupted(sig);
             }
+            if let Some(line) = self.progress.as_mut().and_then(|p| {
+                p.line(
+                    self.sim.clock.now(),
+                    self.cfg.until_ns,
+                    self.sim.trace.count(),
+                )
+            }) {
+                eprintln!("{line}");
+            }
             if self
                 .cfg
                 .wall_deadline

@@ -10,6 +10,12 @@ pub enum DurationError {
         /// The duration as written.
         text: String,
     },
+    /// Nothing comes before the unit (`abc`, `s`).
+    #[error("duration {text:?} does not start with a number (1s, 250ms, 0)")]
+    NoNumber {
+        /// The duration as written.
+        text: String,
+    },
     /// What comes before the unit is not a number.
     #[error("duration {text:?}: {number:?} is not a number")]
     NotANumber {
@@ -44,6 +50,9 @@ pub fn parse_ns(s: &str) -> Result<u64, DurationError> {
         .find(|ch: char| !(ch.is_ascii_digit() || ch == '.'))
         .ok_or_else(|| DurationError::NoUnit { text: s.into() })?;
     let (num, unit) = s.split_at(split);
+    if num.is_empty() {
+        return Err(DurationError::NoNumber { text: s.into() });
+    }
     let value: f64 = num.parse().map_err(|_| DurationError::NotANumber {
         text: s.into(),
         number: num.into(),
@@ -94,6 +103,10 @@ mod tests {
         assert_eq!(
             parse_ns("10 parsecs").unwrap_err().to_string(),
             "duration \"10 parsecs\": unknown unit \" parsecs\" (ns, us, ms, s, m, h)"
+        );
+        assert_eq!(
+            parse_ns("abc").unwrap_err().to_string(),
+            "duration \"abc\" does not start with a number (1s, 250ms, 0)"
         );
         assert_eq!(
             parse_ns("1.2.3s").unwrap_err().to_string(),

@@ -119,6 +119,13 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub clock_step_every: u32,
 
+    /// A progress line on stderr every EVERY of wall time while a run goes
+    /// on (its virtual time, events and virtual seconds per wall second):
+    /// `auto` every 5 s when stderr is a terminal and one seed runs at a
+    /// time, `0` never, or a duration (`1s`). It never changes the run.
+    #[arg(long, default_value = "auto", value_name = "EVERY")]
+    pub progress: String,
+
     /// Do not pin the supervisor and the program to one host CPU (pinning makes
     /// each ptrace stop about 3x cheaper; the program still sees --cpus CPUs).
     #[arg(long)]
