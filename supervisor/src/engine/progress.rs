@@ -40,7 +40,7 @@ impl Progress {
         events: u64,
     ) -> Option<String> {
         self.turns = self.turns.wrapping_add(1);
-        if self.turns % TURNS_PER_LOOK != 0 {
+        if !self.turns.is_multiple_of(TURNS_PER_LOOK) {
             return None;
         }
         let now = Instant::now();
