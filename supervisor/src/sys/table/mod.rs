@@ -12,9 +12,15 @@ use std::fmt::Write as _;
 
 pub use rows::ROWS;
 
-/// How many system calls x86-64 has up to [`LAST`]: 0..=334 and 424..=461.
-/// `ROWS` has exactly this many rows, or the build fails.
-pub const COUNT: usize = 335 + (LAST as usize - 424 + 1);
+/// How many system calls x86-64 has up to [`LAST`]: 0..=334 and 424..=461
+/// (none is numbered [`UNUSED_FROM`]`..`[`USED_AGAIN`]). `ROWS` has exactly
+/// this many rows, or the build fails.
+pub const COUNT: usize = (UNUSED_FROM + (LAST - USED_AGAIN + 1)) as usize;
+
+/// The first number of the range x86-64 left unused (335..=423).
+const UNUSED_FROM: i64 = 335;
+/// The first number in use after that range.
+const USED_AGAIN: i64 = 424;
 
 /// The highest call number the table knows. Numbers past it are trapped and
 /// refused with ENOSYS: a kernel newer than the table may add calls that
@@ -156,7 +162,7 @@ const _: () = {
     let mut i = 0;
     while i < COUNT {
         let nr = ROWS[i].nr;
-        assert!(nr >= 0 && nr <= LAST && !(nr > 334 && nr < 424));
+        assert!(nr >= 0 && nr <= LAST && !(nr >= UNUSED_FROM && nr < USED_AGAIN));
         assert!(i == 0 || ROWS[i - 1].nr < nr);
         let b = ROWS[i].ident.as_bytes();
         assert!(b.len() > 4 && b[0] == b'S' && b[1] == b'Y' && b[2] == b'S' && b[3] == b'_');
@@ -166,11 +172,11 @@ const _: () = {
 
 /// The row of call `nr`, if the table knows it: an index, not a search
 /// (every call is looked up here), since the table has every number in
-/// order, with the unused range 335..=423 left out.
+/// order, with the unused range left out.
 pub fn row(nr: i64) -> Option<&'static Row> {
     let i = match nr {
-        0..=334 => nr,
-        424..=LAST => nr - (424 - 335),
+        0..UNUSED_FROM => nr,
+        USED_AGAIN..=LAST => nr - (USED_AGAIN - UNUSED_FROM),
         _ => return None,
     };
     Some(&ROWS[i as usize])
