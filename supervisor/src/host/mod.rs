@@ -4,6 +4,7 @@ pub mod auxv;
 pub mod fdprobe;
 pub mod gosym;
 pub mod heldfds;
+pub mod idle_zstd;
 pub mod inject;
 pub mod interrupt;
 pub mod launch;

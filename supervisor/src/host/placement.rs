@@ -83,6 +83,20 @@ impl Placement {
     }
 }
 
+/// Lets the calling thread run on every CPU faultline may use: a helper
+/// that takes only idle time ([`crate::host::idle_zstd`]) finds it on
+/// whichever CPU has some, not only on the supervisor's. Best effort.
+pub fn unpin_calling_thread() {
+    // SAFETY: cpu_set_t is plain old data manipulated by the libc macros.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        allowed_cpus()
+            .iter()
+            .for_each(|&c| libc::CPU_SET(c, &mut set));
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
 /// A `run -j` worker's number among the workers running at once, and
 /// how many run at once: parallel seeds take CPUs apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,6 +8,8 @@ use std::io::{self, BufWriter, Write};
 
 use serde::Serialize;
 
+use crate::host::idle_zstd::IdleZstd;
+
 /// One event of the trace. `tid` is the virtual thread id (creation order),
 /// never the host's, so traces compare across runs and machines.
 #[derive(Debug, Serialize)]
@@ -49,17 +51,21 @@ pub fn hash_bytes(bytes: &[u8]) -> u64 {
 
 /// Where trace lines go: a plain JSON-lines file (`exec --trace`), or a
 /// zstd-compressed one (a seed's trace.jsonl.zst: long runs write hundreds
-/// of megabytes of trace, which compress about tenfold).
+/// of megabytes of trace, which compress about tenfold), compressed on a
+/// thread that takes only idle CPU time.
 enum Sink {
     Plain(BufWriter<File>),
-    Zstd(zstd::Encoder<'static, BufWriter<File>>),
+    Zstd(IdleZstd),
 }
 
 impl Sink {
-    fn out(&mut self) -> &mut dyn Write {
+    /// A full disk must not change the run; the error surfaces at finish().
+    fn write(&mut self, line: &[u8]) {
         match self {
-            Sink::Plain(w) => w,
-            Sink::Zstd(w) => w,
+            Sink::Plain(w) => {
+                let _ = w.write_all(line);
+            }
+            Sink::Zstd(z) => z.write(line),
         }
     }
 }
@@ -123,9 +129,8 @@ impl TraceLog {
     /// A trace written zstd-compressed to `file` (read it back with
     /// [`read_lines`], or `zstdcat`).
     pub fn compressed(file: File) -> io::Result<TraceLog> {
-        let encoder = zstd::Encoder::new(BufWriter::new(file), 1)?;
         Ok(TraceLog {
-            file: Some(Sink::Zstd(encoder)),
+            file: Some(Sink::Zstd(IdleZstd::new(file)?)),
             ..TraceLog::new(None, false)
         })
     }
@@ -175,8 +180,7 @@ impl TraceLog {
         self.hash = fnv1a(self.hash, b"\n");
         self.line.push(b'\n');
         if let Some(f) = self.file.as_mut() {
-            // A full disk must not change the run; the error surfaces at finish().
-            let _ = f.out().write_all(&self.line);
+            f.write(&self.line);
         }
         if let Some(k) = self.kept.as_mut() {
             let line = &self.line[..self.line.len() - 1];
@@ -208,10 +212,7 @@ impl TraceLog {
         self.write_pending();
         match self.file.as_mut() {
             Some(Sink::Plain(f)) => f.flush(),
-            Some(Sink::Zstd(z)) => {
-                z.do_finish()?;
-                z.get_mut().flush()
-            }
+            Some(Sink::Zstd(z)) => z.finish(),
             None => Ok(()),
         }
     }
