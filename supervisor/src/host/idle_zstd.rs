@@ -3,8 +3,9 @@
 //!
 //! Compressing one 128 KiB block of trace takes about 200 µs. Done by the
 //! supervisor between its looks for the next call (as it was), it held up
-//! the call that came meanwhile, about 1,700 times a 60 s etcd seed: 6% of
-//! its wall time. The supervisor now only hands over what it wrote, in
+//! the call that came meanwhile, about 1,700 times a 60 s etcd seed (346
+//! ms in all; README, Performance, step 20). The supervisor now only hands
+//! over what it wrote, in
 //! chunks; the compressing thread runs on any CPU faultline may use, in
 //! the moments that CPU would idle (the programs' CPU while they all wait
 //! for the supervisor, a CPU left to a run with one), and a program or the
