@@ -131,7 +131,7 @@ fn try_run(args: &RunArgs) -> Result<i32, RunError> {
     })?;
     let sc = scenario::parse(&args.file, &text)?;
     let seeds = crate::cmd::seeds::select(&sc, args)?;
-    if seeds.len() > 1 && sim.progress == "auto" {
+    if seeds.len() > 1 && sim.progress == crate::cmd::settings::PROGRESS_AUTO {
         // The seeds' own progress bar (or their -j workers' reports) is
         // the progress of a run of many.
         sim.progress = "0".into();

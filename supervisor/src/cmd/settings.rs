@@ -37,12 +37,15 @@ fn flag_ns(flag: &'static str, text: &str) -> Result<u64, SettingsError> {
 /// [`AUTO_PROGRESS`] when stderr is a terminal, else never; `0` never.
 fn progress_every(text: &str) -> Result<Option<Duration>, SettingsError> {
     use std::io::IsTerminal;
-    if text == "auto" {
+    if text == PROGRESS_AUTO {
         return Ok(std::io::stderr().is_terminal().then_some(AUTO_PROGRESS));
     }
     let ns = duration::parse_ns(text).map_err(SettingsError::Progress)?;
     Ok((ns > 0).then(|| Duration::from_nanos(ns)))
 }
+
+/// `--progress`'s default: a line every [`AUTO_PROGRESS`] on a terminal.
+pub const PROGRESS_AUTO: &str = "auto";
 
 /// `--progress auto`'s interval on a terminal.
 const AUTO_PROGRESS: Duration = Duration::from_secs(5);

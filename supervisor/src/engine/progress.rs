@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 /// turn is a few microseconds, so a line is at most a few ms late.
 const TURNS_PER_LOOK: u32 = 1024;
 
-/// When the next line is due, and what the last one said.
+/// When the next line is due, and the run's start it measures from.
 #[derive(Debug)]
 pub(crate) struct Progress {
     every: Duration,

@@ -33,7 +33,7 @@ impl Placement {
             return Placement::default();
         }
         let (home, away) = cpu_pair(slot, std::process::id() as usize, allowed.len());
-        if set_affinity(0, allowed[home]).is_err() {
+        if set_affinity(0, &[allowed[home]]).is_err() {
             return Placement::default();
         }
         Placement {
@@ -58,7 +58,7 @@ impl Placement {
     pub fn split(&mut self, tids: impl Iterator<Item = i32>) {
         if let (Some(away), false) = (self.away, self.split) {
             tids.for_each(|t| {
-                let _ = set_affinity(t, away);
+                let _ = set_affinity(t, &[away]);
             });
             self.split = true;
         }
@@ -68,7 +68,7 @@ impl Placement {
     /// others are.
     pub fn place_new(&self, tid: i32) {
         if let (Some(away), true) = (self.away, self.split) {
-            let _ = set_affinity(tid, away);
+            let _ = set_affinity(tid, &[away]);
         }
     }
 
@@ -76,7 +76,7 @@ impl Placement {
     pub fn join(&mut self, tids: impl Iterator<Item = i32>) {
         if let (Some(home), true) = (self.home, self.split) {
             tids.for_each(|t| {
-                let _ = set_affinity(t, home);
+                let _ = set_affinity(t, &[home]);
             });
             self.split = false;
         }
@@ -87,14 +87,7 @@ impl Placement {
 /// that takes only idle time ([`crate::host::idle_zstd`]) finds it on
 /// whichever CPU has some, not only on the supervisor's. Best effort.
 pub fn unpin_calling_thread() {
-    // SAFETY: cpu_set_t is plain old data manipulated by the libc macros.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        allowed_cpus()
-            .iter()
-            .for_each(|&c| libc::CPU_SET(c, &mut set));
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
+    let _ = set_affinity(0, allowed_cpus());
 }
 
 /// A `run -j` worker's number among the workers running at once, and
@@ -143,12 +136,12 @@ fn current_cpus() -> Vec<usize> {
     }
 }
 
-/// Pins thread `tid` (0: the caller) to `cpu`.
-fn set_affinity(tid: i32, cpu: usize) -> io::Result<()> {
+/// Lets thread `tid` (0: the caller) run on `cpus` only.
+fn set_affinity(tid: i32, cpus: &[usize]) -> io::Result<()> {
     // SAFETY: as above.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
+        cpus.iter().for_each(|&c| libc::CPU_SET(c, &mut set));
         if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
             return Err(io::Error::last_os_error());
         }

@@ -123,7 +123,7 @@ pub struct SimArgs {
     /// on (its virtual time, events and virtual seconds per wall second):
     /// `auto` every 5 s when stderr is a terminal and one seed runs at a
     /// time, `0` never, or a duration (`1s`). It never changes the run.
-    #[arg(long, default_value = "auto", value_name = "EVERY")]
+    #[arg(long, default_value = crate::cmd::settings::PROGRESS_AUTO, value_name = "EVERY")]
     pub progress: String,
 
     /// Do not pin the supervisor and the program to one host CPU (pinning makes
