@@ -1,8 +1,9 @@
 //! Scheduling policies (`--schedule-policy random|sticky|pct`): each is
 //! deterministic per seed, PCT switches threads far less often than the
 //! uniform choice (it runs the highest-priority thread until a change
-//! point), sticky less often too unless the thread yields, and the policy
-//! a seed ran under is recorded in report.json.
+//! point) unless the thread yields, sticky less often too unless the
+//! thread yields, and the policy a seed ran under is recorded in
+//! report.json.
 
 use faultline_e2e::checks::assert_same_outcome;
 use faultline_e2e::paths::scratch_dir;
@@ -39,22 +40,24 @@ fn switches(run: &faultline_e2e::Run) -> usize {
 }
 
 #[test]
-fn each_policy_repeats_its_run_and_pct_switches_threads_less() {
-    let mut random_switches = 0;
-    let mut pct_switches = 0;
+fn each_policy_repeats_its_run_and_pct_switches_threads_less_unless_they_yield() {
+    let (mut random_switches, mut pct_switches, mut pct_yield_switches) = (0, 0, 0);
     let mut pct_orders = std::collections::BTreeSet::new();
     for seed in [1, 2, 3] {
-        let random = yield_race("random", seed);
-        assert_same_outcome(&random, &yield_race("random", seed));
-        let pct = yield_race("pct", seed);
-        assert_same_outcome(&pct, &yield_race("pct", seed));
+        let random = race("random", "getrandom", seed);
+        assert_same_outcome(&random, &race("random", "getrandom", seed));
+        let pct = race("pct", "getrandom", seed);
+        assert_same_outcome(&pct, &race("pct", "getrandom", seed));
         assert_ne!(
             random.summary().trace_hash,
             pct.summary().trace_hash,
             "the policy decides the run\n{random}\n{pct}"
         );
+        let pct_yield = yield_race("pct", seed);
+        assert_same_outcome(&pct_yield, &yield_race("pct", seed));
         random_switches += switches(&random);
         pct_switches += switches(&pct);
+        pct_yield_switches += switches(&pct_yield);
         pct_orders.insert(pct.stdout.clone());
     }
     assert!(
@@ -62,6 +65,11 @@ fn each_policy_repeats_its_run_and_pct_switches_threads_less() {
         "PCT switched {pct_switches} times, random {random_switches}"
     );
     assert!(pct_orders.len() > 1, "PCT seeds give different runs");
+    // A thread that yields waits for another: PCT lowers it below all.
+    assert!(
+        pct_yield_switches > 4 * pct_switches,
+        "PCT switched {pct_yield_switches} times with yields, {pct_switches} without"
+    );
 }
 
 #[test]

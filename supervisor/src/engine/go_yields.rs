@@ -176,10 +176,13 @@ impl Supervisor {
         th.step_over = Some(addr);
         th.state = ThreadState::Ready(Resume::Continue);
         // A yield, as sched_yield is: the thread is not preferred next.
-        self.sim.sched.yielded();
         let label = match armed.point {
-            Point::Yield => "go",
+            Point::Yield => {
+                self.sim.sched.yielded();
+                "go"
+            }
             Point::GiveWay => {
+                self.sim.sched.gave_way();
                 self.give_way(vtid, pid);
                 "give-way"
             }

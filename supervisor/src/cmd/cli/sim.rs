@@ -146,7 +146,9 @@ pub struct SimArgs {
     /// running thread drops below all others (finds ordering bugs of small
     /// depth with a known probability, with far fewer thread switches). A
     /// thread that runs 100 steps in a row while others wait is lowered too,
-    /// so a polling loop cannot starve the rest. Recorded in report.json.
+    /// so a polling loop cannot starve the rest, and so is one that yields
+    /// (`sched_yield`, a Go runtime yield), which waits for another thread
+    /// to act. Recorded in report.json.
     #[arg(long, value_enum, default_value_t = PolicyName::Sticky, value_name = "POLICY")]
     #[serde(default = "PolicyName::before_sticky")]
     pub schedule_policy: PolicyName,
