@@ -175,9 +175,9 @@ impl Supervisor {
         let th = self.sim.threads.get_mut(&vtid)?;
         th.step_over = Some(addr);
         th.state = ThreadState::Ready(Resume::Continue);
-        // A yield, as sched_yield is: the thread is not preferred next.
         let label = match armed.point {
             Point::Yield => {
+                // A yield, as sched_yield is: the thread is not preferred next.
                 self.sim.sched.yielded();
                 "go"
             }

@@ -171,6 +171,13 @@ impl Pct {
             .entry(vtid)
             .or_insert_with(|| depth as i64 + rng.gen_range(0..1i64 << 32))
     }
+
+    /// Gives `vtid` a priority below every other's (and its streak ends).
+    fn lower_below_all(&mut self, vtid: Vtid) {
+        self.next_low -= 1;
+        self.priorities.insert(vtid, self.next_low);
+        self.streak = (vtid, 0);
+    }
 }
 
 impl Policy for Pct {
@@ -222,15 +229,6 @@ impl Policy for Pct {
     /// goroutine, rescheduled within each of its steps, was running
     /// whenever the worker looked: 3 of 5 etcd seeds made no progress.
     fn gave_way(&mut self) {}
-}
-
-impl Pct {
-    /// Gives `vtid` a priority below every other's (and its streak ends).
-    fn lower_below_all(&mut self, vtid: Vtid) {
-        self.next_low -= 1;
-        self.priorities.insert(vtid, self.next_low);
-        self.streak = (vtid, 0);
-    }
 }
 
 /// What the run loop should do next.
