@@ -29,7 +29,10 @@ pub const FD_ENV: &str = "FAULTLINE_CHANNEL_FD";
 
 /// Written first in the header; the library uses the channel only while it
 /// is there, so a program that overwrites the region falls back to ptrace.
-pub const MAGIC: u32 = 0x464c_4348;
+/// The region's size is folded in: a library built for another layout
+/// (an older build left next to a newer faultline) finds no channel and
+/// uses ptrace, instead of posting where the supervisor never looks.
+pub const MAGIC: u32 = 0x464c_4348 ^ SIZE as u32;
 
 /// The third argument of the `getcpu` call (otherwise unused since Linux
 /// 2.6.24) with which the library announces itself in a process before its
@@ -255,7 +258,34 @@ pub struct Slot {
     pub send_len: u32,
     /// The bytes.
     pub send: [u8; SEND_BYTES],
+    /// How many of [`Slot::wakes`] hold a wake not yet taken.
+    pub wakes_len: u32,
+    /// Futex wakes a patched Go runtime made without a round trip: its
+    /// wrapper's `FUTEX_WAKE`s are not scheduling points, and the runtime
+    /// ignores their count, so the stub notes each here and returns 0 at
+    /// once (while fewer than [`WAKES`] wait). The supervisor takes them,
+    /// in order, at the thread's next request or stop, before anything
+    /// else of it: only this thread ran meanwhile, so they come where
+    /// their trapped twins would have, and the trace is the same.
+    pub wakes: [Wake; WAKES],
 }
+
+/// One of [`Slot::wakes`]: `futex(addr, FUTEX_WAKE, count)`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Wake {
+    /// The futex word.
+    pub addr: u64,
+    /// How many waiters to wake.
+    pub count: u64,
+}
+
+/// Entries of [`Slot::wakes`]: wakes between two requests are one or two
+/// (a runtime lock released, an idle thread started).
+pub const WAKES: usize = 6;
+
+// The stub finds entry `i` at `i << 4`.
+const _: () = assert!(core::mem::size_of::<Wake>() == 16);
 
 /// [`Slot::caller`]: a patched glibc site, whose caller may pass any
 /// pointer (the kernel would answer a bad one with `EFAULT`).

@@ -200,3 +200,53 @@ fn go_sweeper_waits_give_way_instead_of_spinning() {
         );
     }
 }
+
+#[test]
+fn a_go_programs_futex_wakes_are_not_scheduling_points() {
+    // Under `random` every scheduling point picks any ready thread, so a
+    // switch follows most calls of a program with several threads. Go's
+    // runtime wakes an idle thread and goes on: its wakes are answered in
+    // place, so the waker's next event follows each (over the channel the
+    // stub notes them without a round trip; without it they trap), and
+    // both paths give one trace.
+    let dir = faultline_e2e::paths::scratch_dir("go-wakes");
+    let run = |path: &str, extra: Option<&str>| {
+        let trace = dir.join(path);
+        let mut exec = Exec::program(Program::go("gcwait"))
+            .seed(5)
+            .option("--schedule-policy", "random")
+            .trace(&trace);
+        if let Some(flag) = extra {
+            exec = exec.flag(flag);
+        }
+        let run = run_twice(&exec);
+        run.expect_success();
+        (
+            run,
+            faultline_e2e::trace::read_trace(&trace).expect("trace"),
+        )
+    };
+    let (fast, events) = run("fast.jsonl", None);
+    let (trapped, _) = run("trapped.jsonl", Some("--no-preload"));
+    faultline_e2e::checks::assert_same_on_both_paths(&fast, &trapped, "the fast path");
+    let is_wake = |e: &faultline_e2e::trace::TraceEvent| {
+        e.call == "futex" && e.raw["args"] == serde_json::json!([1])
+    };
+    let after = |pick: &dyn Fn(&faultline_e2e::trace::TraceEvent) -> bool| {
+        let pairs = events.windows(2).filter(|w| pick(&w[0]));
+        let (mut n, mut switched) = (0, 0);
+        for w in pairs {
+            n += 1;
+            switched += usize::from(w[1].tid != w[0].tid);
+        }
+        (n, switched)
+    };
+    let (wakes, switched) = after(&is_wake);
+    assert!(wakes > 20, "{wakes} futex wakes\n{fast}");
+    assert_eq!(switched, 0, "a switch came at a futex wake\n{fast}");
+    let (others, others_switched) = after(&|e| !is_wake(e) && e.call != "spawn");
+    assert!(
+        others_switched * 4 > others,
+        "random switched after {others_switched} of {others} other events\n{fast}"
+    );
+}

@@ -387,6 +387,7 @@ fn scenario_with_and_without(scenario: Scenario, seed: u64) -> (Counts, Counts) 
             stops: count("stops"),
             fast: count("fast_calls"),
             handoffs: count("handoffs"),
+            noted_wakes: count("noted_wakes"),
         };
         (run.report(), counts)
     };
@@ -411,6 +412,7 @@ struct Counts {
     stops: u64,
     fast: u64,
     handoffs: u64,
+    noted_wakes: u64,
 }
 
 #[test]
@@ -451,7 +453,10 @@ fn etcd_makes_its_runtime_calls_over_the_channel_and_runs_the_same() {
     let scenario = Scenario::new("preload-etcd", "5s").node(node);
     let (with, without) = scenario_with_and_without(scenario, 3);
     assert!(with.fast > 1000, "etcd made {} fast-path calls", with.fast);
-    assert_eq!((without.fast, without.handoffs), (0, 0));
+    assert_eq!(
+        (without.fast, without.handoffs, without.noted_wakes),
+        (0, 0, 0)
+    );
     // Its WAL writes and syncs on the simulated disk, epoll waits the
     // kernel answers and the vDSO's trapping clock reads go over the
     // channel too (the writes report their results back rather than
@@ -470,6 +475,14 @@ fn etcd_makes_its_runtime_calls_over_the_channel_and_runs_the_same() {
     // Its calls are nearly all over the channel, so it runs on a CPU of its
     // own, where a thread that gives way wakes the next one itself.
     assert!(with.handoffs > 10, "{} handoffs", with.handoffs);
+    // Its runtime's futex wakes are noted in the slot, without a round
+    // trip: the stub goes on at once.
+    assert!(
+        with.noted_wakes > 100 && with.noted_wakes < with.fast,
+        "{} wakes noted of {} fast calls",
+        with.noted_wakes,
+        with.fast
+    );
 }
 
 #[test]

@@ -446,6 +446,7 @@ fn report(
         stops: outcome.stops,
         fast_calls: outcome.fast_calls,
         handoffs: outcome.handoffs,
+        noted_wakes: outcome.noted_wakes,
         preemptions: outcome.preemptions,
         host_state: outcome.host_state.clone(),
         diagnostics: crate::sim::diagnostics::counts(&outcome.diagnostics),

@@ -48,6 +48,10 @@ impl Supervisor {
         if self.library_call(&call) || self.proc_read_in_place(&call) {
             return false;
         }
+        if let Some(v) = self.answer_go_wake(vtid, call.nr, &call.a) {
+            return_in_place(call.tid, regs, v);
+            return false;
+        }
         self.release_signals(vtid, call.tid);
         let mut trace_args: Vec<i64> = Vec::new();
         let in_place = self.answers_in_place(&call);

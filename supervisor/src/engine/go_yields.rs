@@ -76,6 +76,12 @@ impl GoYields {
         self.armed.remove(&mm);
     }
 
+    /// Whether address space `mm` runs a Go program (one whose function
+    /// table was read at its exec, or a fork of one).
+    pub fn is_go(&self, mm: u32) -> bool {
+        self.armed.contains_key(&mm)
+    }
+
     /// The breakpoint at `addr` of `mm`, if there is one.
     fn at(&self, mm: u32, addr: u64) -> Option<Armed> {
         self.armed.get(&mm)?.get(&addr).copied()

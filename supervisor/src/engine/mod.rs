@@ -9,6 +9,7 @@ pub mod clock_reads;
 mod dispatch;
 pub mod fault_log;
 mod faults;
+mod go_wakes;
 mod go_yields;
 mod lifecycle;
 mod net_disk_faults;
@@ -130,6 +131,9 @@ pub struct Outcome {
     /// Turns handed from one thread to the next by the thread that gave
     /// way, in the programs' CPU (the fast path's spinning mode).
     pub handoffs: u64,
+    /// Futex wakes a patched Go runtime made without a round trip (among
+    /// `fast_calls`).
+    pub noted_wakes: u64,
     /// The trace hash.
     pub hash: u64,
     /// Times the watchdog had to preempt a thread.

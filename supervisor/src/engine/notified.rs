@@ -57,6 +57,13 @@ impl Supervisor {
             return StepEnd::Done;
         };
         let (pid, tid) = (th.pid, th.tid);
+        if let Some(v) = self.answer_go_wake(vtid, n.nr, &n.args) {
+            if let Some(l) = self.notify.as_ref().and_then(|x| x.listener(pid)) {
+                l.answer(n.id, Answer::Return(v));
+            }
+            return StepEnd::Running;
+        }
+        let th = self.sim.threads.get_mut(&vtid).expect("thread");
         if th.held_mask.is_some() {
             th.notified_redo = true;
             let _ = tracee::interrupt(tid);

@@ -112,6 +112,7 @@ impl Supervisor {
             stops: self.stops,
             fast_calls: self.fast_calls,
             handoffs: self.channel.as_ref().map_or(0, |c| c.handoffs()),
+            noted_wakes: self.channel.as_ref().map_or(0, |c| c.noted_wakes()),
             hash: self.sim.trace.hash(),
             preemptions: self.preemptions,
             host_state: std::mem::take(&mut self.sim.host_state)

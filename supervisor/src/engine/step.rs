@@ -172,8 +172,11 @@ impl Supervisor {
     pub(super) fn run_until_stopped(&mut self, vtid: Vtid) -> Result<(), launch::LaunchError> {
         loop {
             let event = self.next_event(vtid)?;
-            if self.later_wakes.is_some() && self.is_own_event(vtid, &event) {
-                self.finish_later_wakes();
+            if self.is_own_event(vtid, &event) {
+                if self.later_wakes.is_some() {
+                    self.finish_later_wakes();
+                }
+                self.take_noted_wakes(vtid);
             }
             let (who, status) = match event {
                 crate::fast_path::channel::Event::Stop(who, status) => (who, status),

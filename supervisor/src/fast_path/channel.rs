@@ -47,6 +47,8 @@ pub struct Channel {
     handed_to: Cell<Option<usize>>,
     /// Turns handed over so far.
     handoffs: Cell<u64>,
+    /// Futex wakes taken from the slots ([`ch::Slot::wakes`]).
+    noted_wakes: Cell<u64>,
 }
 
 impl Channel {
@@ -80,6 +82,7 @@ impl Channel {
             poster: Cell::new(None),
             handed_to: Cell::new(None),
             handoffs: Cell::new(0),
+            noted_wakes: Cell::new(0),
         };
         // SAFETY: the header is at the start of the mapping.
         unsafe { std::ptr::write_volatile(base as *mut u32, ch::MAGIC) };
@@ -280,6 +283,11 @@ impl Channel {
         }
     }
 
+    /// Futex wakes patched Go runtimes made without a round trip, so far.
+    pub fn noted_wakes(&self) -> u64 {
+        self.noted_wakes.get()
+    }
+
     /// Turns handed from a thread that gave way to the next, so far.
     pub fn handoffs(&self) -> u64 {
         self.handoffs.get()
@@ -359,6 +367,25 @@ impl Channel {
         }
     }
 
+    /// Takes the futex wakes `slot`'s thread noted without a round trip
+    /// ([`ch::Slot::wakes`]), oldest first. Its thread does not run: it is
+    /// stopped, or waits for an answer.
+    pub fn take_wakes(&self, slot: usize) -> impl Iterator<Item = ch::Wake> {
+        let p = self.slot(slot);
+        let mut wakes = [ch::Wake { addr: 0, count: 0 }; ch::WAKES];
+        // SAFETY: inside the mapping; the owner does not run.
+        let n = unsafe {
+            let n = std::ptr::read_volatile(&(*p).wakes_len) as usize;
+            if n > 0 {
+                wakes = std::ptr::read_volatile(&(*p).wakes);
+                std::ptr::write_volatile(&mut (*p).wakes_len, 0);
+            }
+            n.min(ch::WAKES)
+        };
+        self.noted_wakes.set(self.noted_wakes.get() + n as u64);
+        wakes.into_iter().take(n)
+    }
+
     /// Frees a slot whose thread is gone.
     pub fn release(&self, slot: usize) {
         for mark in [&self.poster, &self.handed_to] {
@@ -372,6 +399,7 @@ impl Channel {
             (*self.slot(slot)).busy = 0;
             (*self.slot(slot)).poke_len = 0;
             (*self.slot(slot)).send_len = 0;
+            (*self.slot(slot)).wakes_len = 0;
             (*self.slot(slot)).owner.store(0, Ordering::Release);
         }
     }

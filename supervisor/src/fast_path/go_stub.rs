@@ -15,7 +15,10 @@
 //! and gives back the signal mask. Its futex calls are made
 //! from the trampoline page, which the seccomp filter lets through, and
 //! `rt_sigprocmask` is never trapped; a call the channel sends back is made
-//! by the stub itself, and traps as usual.
+//! by the stub itself, and traps as usual. A runtime wrapper's
+//! `FUTEX_WAKE` is not posted at all: the stub notes it in the slot
+//! (`ch::Slot::wakes`) and returns 0, and the supervisor takes it at the
+//! thread's next request or stop (`engine/go_wakes.rs`).
 //!
 //! The bytes are assembled into the supervisor and copied into each
 //! patched process's trampoline page; the channel is mapped there at
@@ -44,6 +47,27 @@ std::arch::global_asm!(
     "cmp dword ptr gs:[{busy}], 0",
     "jne 8f",
     "mov dword ptr gs:[{busy}], 1",
+    // A runtime wrapper's FUTEX_WAKE is noted in the slot, not posted
+    // (`ch::Slot::wakes`), while there is room: 0 comes back at once.
+    "cmp r11d, {caller_runtime}",
+    "jne 40f",
+    "cmp rax, {sys_futex}",
+    "jne 40f",
+    "mov ecx, esi",
+    "and ecx, 0x7f",
+    "cmp ecx, {futex_wake}",
+    "jne 40f",
+    "mov ecx, dword ptr gs:[{wakes_len}]",
+    "cmp ecx, {wakes_max}",
+    "jae 40f",
+    "shl ecx, 4",
+    "mov qword ptr gs:[rcx + {wakes}], rdi",
+    "mov qword ptr gs:[rcx + {wakes} + 8], rdx",
+    "add dword ptr gs:[{wakes_len}], 1",
+    "mov dword ptr gs:[{busy}], 0",
+    "xor eax, eax",
+    "ret",
+    "40:",
     // r11: which kind of site called (`ch::Slot::caller`).
     "mov dword ptr gs:[{caller}], r11d",
     // The call, as the wrapper loaded it, into the slot.
@@ -269,6 +293,9 @@ std::arch::global_asm!(
     reply_kind = const offset_of!(ch::Slot, reply),
     state = const offset_of!(ch::Slot, state),
     busy = const offset_of!(ch::Slot, busy),
+    wakes_len = const offset_of!(ch::Slot, wakes_len),
+    wakes = const offset_of!(ch::Slot, wakes),
+    wakes_max = const ch::WAKES,
     index1 = const offset_of!(ch::Slot, index1),
     handoff = const offset_of!(ch::Slot, handoff),
     asleep = const ch::ASLEEP,

@@ -257,6 +257,13 @@ impl Supervisor {
             }
             return StepEnd::Running;
         }
+        if let Some(v) = self.answer_go_wake(vtid, req.nr, &req.args) {
+            self.fast_calls += 1;
+            if let Some(chan) = &self.channel {
+                chan.answer(req.slot, req.seq, ch::REPLY_RETURN, v);
+            }
+            return StepEnd::Running;
+        }
         let held = self
             .sim
             .threads

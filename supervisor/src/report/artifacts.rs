@@ -103,6 +103,10 @@ pub struct Report {
     /// Turns the fast path handed from thread to thread in the programs'
     /// own CPU instead of waking the next thread from the supervisor's.
     pub handoffs: u64,
+    /// Of `fast_calls`, the futex wakes a patched Go runtime made without
+    /// a round trip, noted in its slot.
+    #[serde(default)]
+    pub noted_wakes: u64,
     /// Times the watchdog preempted a thread: if not 0, the seed is
     /// possibly non-deterministic (there is no deterministic preemption).
     pub preemptions: u64,
