@@ -260,6 +260,18 @@ pub struct Slot {
     pub send: [u8; SEND_BYTES],
     /// How many of [`Slot::wakes`] hold a wake not yet taken.
     pub wakes_len: u32,
+    /// Written by the supervisor with each answer: non-zero if the owner
+    /// gives back its signal mask ([`Slot::mask`]) as it takes the answer;
+    /// 0 if no signal can be pending for it, so a patched Go runtime's
+    /// stub may leave its signals held ([`Slot::held`]) and save two
+    /// system calls a round trip.
+    pub release: u32,
+    /// Set by a patched Go runtime's stub while the thread runs with its
+    /// signals still held ([`HOLD_MASK`]) after an answer, its own mask in
+    /// [`Slot::mask`]: its next post blocks nothing, and the runtime's own
+    /// `rt_sigprocmask` gives the mask back first. The supervisor gives it
+    /// back at any ptrace stop of the thread.
+    pub held: u32,
     /// Futex wakes a patched Go runtime made without a round trip: its
     /// wrapper's `FUTEX_WAKE`s are not scheduling points, and the runtime
     /// ignores their count, so the stub notes each here and returns 0 at
@@ -286,6 +298,19 @@ pub const WAKES: usize = 6;
 
 // The stub finds entry `i` at `i << 4`.
 const _: () = assert!(core::mem::size_of::<Wake>() == 16);
+
+/// The signals a waiting (or held, [`Slot::held`]) thread blocks: all but
+/// those the kernel raises for a faulting instruction (a blocked one would
+/// be forced through with its handler reset: Go turns SIGSEGV into nil
+/// pointer panics, and faultline's rdtsc and breakpoints raise SIGSEGV and
+/// SIGTRAP). SIGKILL and SIGSTOP cannot be blocked anyway.
+pub const HOLD_MASK: u64 =
+    !(sig_bit(4) | sig_bit(5) | sig_bit(7) | sig_bit(8) | sig_bit(11) | sig_bit(31));
+
+/// The bit of signal `sig` in a kernel signal mask.
+const fn sig_bit(sig: u32) -> u64 {
+    1 << (sig - 1)
+}
 
 /// [`Slot::caller`]: a patched glibc site, whose caller may pass any
 /// pointer (the kernel would answer a bad one with `EFAULT`).

@@ -364,6 +364,22 @@ fn a_go_program_that_signals_itself_and_execs_children_runs_the_same() {
     assert!(fast.summary().fast > 50, "{fast}");
 }
 
+#[test]
+fn a_go_programs_signals_and_masks_are_its_own_while_the_stub_holds_them() {
+    // Between two answers the stub may leave a Go thread's signals blocked
+    // (when none can be pending), saving two calls a round trip. A signal
+    // sent meanwhile still arrives where it would without the fast path,
+    // the program reads its own mask (the runtime's `rt_sigprocmask` gives
+    // the held one back first), and a child it starts blocks nothing.
+    let exec = Exec::program(Program::go("sigmask")).seed(3);
+    let (fast, _) = same_run_with_and_without(exec);
+    assert_eq!(
+        fast.out(),
+        "signals 40 sum 780\nown 0000000000000000\nchild 0000000000000000\n",
+        "\n{fast}"
+    );
+}
+
 /// A scenario's seed run with `--preload` (twice: the runs must agree) and
 /// without, in one artifacts directory (programs may log its paths).
 /// Asserts the same events and trace; returns the counts of the run with

@@ -87,6 +87,7 @@ impl Supervisor {
     /// are watched.
     fn act_on_call_effects(&mut self, tid: i32) {
         self.log_failed_disk_calls();
+        self.signal_generation += std::mem::take(&mut self.sim.signals_raised);
         for kill in std::mem::take(&mut self.sim.signals_let_go) {
             for pid in kill.targets {
                 self.signal_sent(pid, kill.sig, Some(tid));

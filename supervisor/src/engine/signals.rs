@@ -139,6 +139,22 @@ impl Supervisor {
         }
     }
 
+    /// At a ptrace stop of `vtid`: the signal mask its patched Go runtime's
+    /// stub left held after an answer (`ch::Slot::held`) is given back, so
+    /// the stop sees, and the kernel delivers by, the program's own mask,
+    /// as on a run without the fast path.
+    pub(super) fn give_back_held_mask(&mut self, vtid: Vtid) {
+        let (Some(chan), Some(th)) = (&self.channel, self.sim.threads.get(&vtid)) else {
+            return;
+        };
+        let Some(slot) = th.gs_slot else {
+            return;
+        };
+        if let Some(mask) = chan.take_held_mask(slot) {
+            let _ = tracee::set_sigmask(th.tid, mask);
+        }
+    }
+
     /// At a system call of the program, a deterministic point: gives back
     /// the mask [`Self::hold_signals`] took, unless the program changed it
     /// since, and forgets the clock reads made since the preemption (how

@@ -177,6 +177,9 @@ impl Supervisor {
                     self.finish_later_wakes();
                 }
                 self.take_noted_wakes(vtid);
+                if matches!(event, crate::fast_path::channel::Event::Stop(..)) {
+                    self.give_back_held_mask(vtid);
+                }
             }
             let (who, status) = match event {
                 crate::fast_path::channel::Event::Stop(who, status) => (who, status),

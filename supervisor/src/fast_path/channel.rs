@@ -259,9 +259,17 @@ impl Channel {
     /// through the thread still spinning for its own answer, which then
     /// wakes it from the programs' CPU and sleeps ([`ch::Slot::handoff`]).
     pub fn answer(&self, slot: usize, seq: u32, reply: u32, ret: i64) {
+        self.answer_releasing(slot, seq, reply, ret, true);
+    }
+
+    /// As [`Channel::answer`], saying whether the thread gives back its
+    /// signal mask as it takes the answer ([`ch::Slot::release`]; a
+    /// patched Go runtime's stub may otherwise leave its signals held).
+    pub fn answer_releasing(&self, slot: usize, seq: u32, reply: u32, ret: i64, release: bool) {
         let p = self.slot(slot);
         // SAFETY: inside the mapping; the waiter reads after the Release.
         unsafe {
+            std::ptr::write_volatile(&mut (*p).release, u32::from(release));
             std::ptr::write_volatile(&mut (*p).reply, reply);
             std::ptr::write_volatile(&mut (*p).ret, ret);
             std::ptr::write_volatile(&mut (*p).reply_seq, seq);
@@ -386,6 +394,21 @@ impl Channel {
         wakes.into_iter().take(n)
     }
 
+    /// The mask of `slot`'s thread if its stub left its signals held
+    /// ([`ch::Slot::held`]), which the caller now gives back: no longer
+    /// held. The thread does not run.
+    pub fn take_held_mask(&self, slot: usize) -> Option<u64> {
+        let p = self.slot(slot);
+        // SAFETY: inside the mapping; the owner does not run.
+        unsafe {
+            if std::ptr::read_volatile(&(*p).held) == 0 {
+                return None;
+            }
+            std::ptr::write_volatile(&mut (*p).held, 0);
+            Some(std::ptr::read_volatile(&(*p).mask))
+        }
+    }
+
     /// Frees a slot whose thread is gone.
     pub fn release(&self, slot: usize) {
         for mark in [&self.poster, &self.handed_to] {
@@ -400,6 +423,7 @@ impl Channel {
             (*self.slot(slot)).poke_len = 0;
             (*self.slot(slot)).send_len = 0;
             (*self.slot(slot)).wakes_len = 0;
+            (*self.slot(slot)).held = 0;
             (*self.slot(slot)).owner.store(0, Ordering::Release);
         }
     }

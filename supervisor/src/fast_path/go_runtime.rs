@@ -22,7 +22,7 @@ use crate::sim::world::Vtid;
 /// The runtime wrappers routed over the channel, with the instruction
 /// before each one's `syscall`. A program has those of its Go release
 /// (`Syscall6` moved to `internal/runtime/syscall` in Go 1.23).
-pub const GO_CALLS: [(&str, Lead); 10] = [
+pub const GO_CALLS: [(&str, Lead); 11] = [
     ("runtime.futex", Lead::LoadNr(libc::SYS_futex as u32)),
     ("runtime.usleep", Lead::LoadNr(libc::SYS_nanosleep as u32)),
     (
@@ -41,6 +41,11 @@ pub const GO_CALLS: [(&str, Lead); 10] = [
     (
         "runtime.rt_sigaction",
         Lead::LoadNr(libc::SYS_rt_sigaction as u32),
+    ),
+    // Not posted: the stub gives back a mask it left held, then makes it.
+    (
+        "runtime.rtsigprocmask",
+        Lead::LoadNr(libc::SYS_rt_sigprocmask as u32),
     ),
     ("runtime/internal/syscall.Syscall6", Lead::MoveRdiRbx),
     ("internal/runtime/syscall.Syscall6", Lead::MoveRdiRbx),

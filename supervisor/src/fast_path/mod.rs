@@ -386,13 +386,38 @@ impl Supervisor {
         };
         let th = &self.sim.threads[&vtid];
         let (pid, tid) = (th.pid, th.tid);
+        let release = !self.may_stay_held(vtid, &req, reply);
         self.runs_ahead(pid, tid, ahead);
         if let Some(chan) = &self.channel {
             if matches!(reply, ch::REPLY_PASS | ch::REPLY_PASS_REPORT) {
                 chan.set_pass(req.slot, pass_nr, pass_args);
             }
-            chan.answer(req.slot, req.seq, reply, ret);
+            chan.answer_releasing(req.slot, req.seq, reply, ret, release);
         }
+    }
+
+    /// Whether the answer `reply` to `req` may leave `vtid`'s signals held
+    /// (`ch::Slot::held`): a plain result for a patched Go runtime's own
+    /// call (a glibc site's caller may change its mask itself), with no
+    /// signal sent since the thread last gave its mask back, and none held
+    /// since a preemption. Any other answer gives the mask back, and so
+    /// marks the thread.
+    fn may_stay_held(&mut self, vtid: Vtid, req: &ChannelRequest, reply: u32) -> bool {
+        let generation = self.signal_generation;
+        let Some(th) = self.sim.threads.get_mut(&vtid) else {
+            return false;
+        };
+        let go = self.sim.procs.get(&th.pid).is_some_and(|p| p.go_patched);
+        let hold = go
+            && reply == ch::REPLY_RETURN
+            && req.caller != ch::CALLER_LIBC
+            && th.gs_slot == Some(req.slot)
+            && th.held_mask.is_none()
+            && th.mask_given_back_at == generation;
+        if !hold {
+            th.mask_given_back_at = generation;
+        }
+        hold
     }
 
     /// The stub's report of the result of a call passed with work at its

@@ -66,6 +66,10 @@ pub struct Sim {
     /// Signals passed to the kernel since the engine last looked: it
     /// watches their targets.
     pub(crate) signals_let_go: Vec<Kill>,
+    /// Signals a handler raised itself (a SIGPIPE for a write to a closed
+    /// simulated socket) since the engine last looked: they count as sent
+    /// (`Supervisor::signal_generation`).
+    pub(crate) signals_raised: u64,
     /// Set by [`Sim::descriptors_changed`], taken by the engine.
     pub(crate) descriptors_touched: bool,
     /// How much later than asked a timed wait ends (`--timer-slack`; see
@@ -117,6 +121,7 @@ impl Sim {
             outputs: Default::default(),
             failed_disk_calls: Vec::new(),
             signals_let_go: Vec::new(),
+            signals_raised: 0,
             descriptors_touched: false,
             timer_slack_ns: 0,
         }

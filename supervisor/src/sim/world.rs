@@ -357,6 +357,11 @@ pub struct Thread {
     /// at a system call every signal stays blocked, so that none is
     /// delivered at the instruction wall time happened to stop it at.
     pub held_mask: Option<u64>,
+    /// `Supervisor::signal_generation` when its patched Go runtime's stub
+    /// last gave back its signal mask: while it is still that, no signal
+    /// can be pending for the thread, and an answer may leave its signals
+    /// held (`ch::Slot::held`).
+    pub mask_given_back_at: u64,
     /// Stopped on a Go yield breakpoint at this address: the instruction
     /// under it runs (single-stepped) before the thread goes on.
     pub step_over: Option<u64>,
@@ -391,6 +396,7 @@ impl Thread {
             notified: None,
             notified_redo: false,
             held_mask: None,
+            mask_given_back_at: 0,
             step_over: None,
             timer_slack: None,
         }

@@ -461,6 +461,7 @@ impl Sim {
             Err(NetError::BrokenPipe) => {
                 if flags & MSG_NOSIGNAL == 0 {
                     unsafe { libc::syscall(libc::SYS_tgkill, pid, c.tid, libc::SIGPIPE) };
+                    self.signals_raised += 1;
                     self.descriptors_changed();
                 }
                 err(EPIPE)
