@@ -11,10 +11,19 @@
  *           LD_PRELOAD channel's path
  *   spin    a store and a busy wait each way, in shared memory, on two
  *           CPUs — what an in-process shim that spins could do
+ *   wake    futex as above, but the two sides on two CPUs: each wake
+ *           reaches a CPU that went idle — what a side that sleeps
+ *           instead of spinning pays on the fast path
+ *   wake-polled  the same while this process holds the kernel's wake-up
+ *           latency at 0 (/dev/cpu_dma_latency, root only), as faultline
+ *           does while its programs have a CPU of their own: idle CPUs
+ *           poll instead of halting
  *
- * The first three run both sides on one CPU (as faultline pins them); spin
- * needs two. Prints "MODE: X us per round trip". Used by scripts/bench. */
+ * The first three run both sides on one CPU (as faultline pins them); the
+ * others need two. Prints "MODE: X us per round trip". Used by
+ * scripts/bench. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/futex.h>
 #include <linux/seccomp.h>
@@ -129,8 +138,9 @@ static void futex_call(atomic_int *word, int op, int val) {
 }
 
 /* Two processes pass the turn back and forth n times; with `spin` they
- * busy-wait for it on CPUs 0 and 1, else they sleep on a futex. */
-static double turn_trips(int n, int spin) {
+ * busy-wait for it, else they sleep on a futex; with `apart` they run on
+ * CPUs 0 and 1, else both on the caller's. */
+static double turn_trips(int n, int spin, int apart) {
     atomic_int *turn = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(turn != MAP_FAILED);
@@ -138,7 +148,7 @@ static double turn_trips(int n, int spin) {
     pid_t p = fork();
     CHECK(p >= 0);
     int me = p == 0;
-    if (spin) pin(me);
+    if (apart) pin(me);
     for (int i = 0; i < n; i++) {
         while (atomic_load(turn) != me) {
             if (spin) __builtin_ia32_pause();
@@ -154,24 +164,33 @@ static double turn_trips(int n, int spin) {
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: handoff ptrace|notify|futex|spin N\n");
+        fprintf(stderr, "usage: handoff ptrace|notify|futex|spin|wake|wake-polled N\n");
         return 2;
     }
     int n = atoi(argv[2]);
     CHECK(n > 0);
     const char *mode = argv[1];
     double per;
-    if (strcmp(mode, "spin") == 0) {
+    int spin = strcmp(mode, "spin") == 0, wake = strcmp(mode, "wake") == 0;
+    int polled = strcmp(mode, "wake-polled") == 0;
+    if (spin || wake || polled) {
         if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-            printf("spin: needs two CPUs\n");
+            printf("%s: needs two CPUs\n", mode);
             return 0;
         }
-        per = turn_trips(n, 1);
+        /* Held until exit: the request lasts while the descriptor is open. */
+        int latency = polled ? open("/dev/cpu_dma_latency", O_WRONLY) : -1;
+        int zero = 0;
+        if (polled && (latency < 0 || write(latency, &zero, sizeof zero) != sizeof zero)) {
+            printf("%s: cannot hold /dev/cpu_dma_latency (not root?)\n", mode);
+            return 0;
+        }
+        per = turn_trips(n, spin, 1);
     } else {
         pin(0);
         if (strcmp(mode, "ptrace") == 0) per = ptrace_trips(n);
         else if (strcmp(mode, "notify") == 0) per = notify_trips(n);
-        else if (strcmp(mode, "futex") == 0) per = turn_trips(n, 0);
+        else if (strcmp(mode, "futex") == 0) per = turn_trips(n, 0, 0);
         else {
             fprintf(stderr, "handoff: unknown mode %s\n", mode);
             return 2;
