@@ -75,7 +75,12 @@ impl Supervisor {
             .record(vtid, table::name(call.nr), &trace_args, label);
         let state = match action {
             Action::Now(r) => ThreadState::Ready(r),
-            Action::Park(w) => ThreadState::Parked(w),
+            Action::Park(w) => {
+                if matches!(w.kind, WaitKind::Net { .. }) {
+                    self.sim.net_parks += 1;
+                }
+                ThreadState::Parked(w)
+            }
         };
         self.sim.threads.get_mut(&vtid).expect("thread").state = state;
         true

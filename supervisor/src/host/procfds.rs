@@ -4,6 +4,7 @@
 //! questions; the simulation never holds a host descriptor.
 
 use crate::hashing::HashMap;
+use std::cell::Cell;
 use std::os::fd::OwnedFd;
 
 use super::fdprobe;
@@ -18,9 +19,13 @@ struct Handles {
     held: HeldFds,
 }
 
-/// The handles of every traced process, by host pid.
+/// The handles of every traced process, by host pid, and how many times
+/// what they remember may have lost an answer (`HostProbe::memo_epoch`).
 #[derive(Debug, Default)]
-pub struct ProcFds(HashMap<i32, Handles>);
+pub struct ProcFds {
+    procs: HashMap<i32, Handles>,
+    memo_epoch: Cell<u64>,
+}
 
 impl ProcFds {
     /// A new process `pid` is traced: open its pidfd (a process whose
@@ -28,25 +33,33 @@ impl ProcFds {
     pub fn open(&mut self, pid: i32) {
         if let Ok(pidfd) = fdprobe::pidfd_open(pid) {
             let held = HeldFds::default();
-            self.0.insert(pid, Handles { pidfd, held });
+            self.procs.insert(pid, Handles { pidfd, held });
+            self.memo_lost();
         }
     }
 
     /// Process `pid` is gone.
     pub fn close(&mut self, pid: i32) {
-        self.0.remove(&pid);
+        self.procs.remove(&pid);
+        self.memo_lost();
     }
 
     /// Process `pid` exec'd: which descriptors closed is not known here.
     pub fn exec(&self, pid: i32) {
-        if let Some(h) = self.0.get(&pid) {
+        if let Some(h) = self.procs.get(&pid) {
             h.held.clear();
         }
+        self.memo_lost();
+    }
+
+    /// What some process's copies remember may have lost an answer.
+    fn memo_lost(&self) {
+        self.memo_epoch.set(self.memo_epoch.get() + 1);
     }
 
     /// Process `pid`'s pidfd, through which its descriptors are borrowed.
     pub fn pidfd(&self, pid: i32) -> Option<&OwnedFd> {
-        self.0.get(&pid).map(|h| &h.pidfd)
+        self.procs.get(&pid).map(|h| &h.pidfd)
     }
 }
 
@@ -56,23 +69,24 @@ impl HostProbe for ProcFds {
     }
 
     fn revents(&self, pid: i32, fd: i32, events: i16) -> Result<Option<i16>, Unprobed> {
-        let h = self.0.get(&pid).ok_or(Unprobed)?;
+        let h = self.procs.get(&pid).ok_or(Unprobed)?;
         Ok(fdprobe::revents(&h.pidfd, &h.held, fd, events))
     }
 
     fn would_not_block(&self, pid: i32, fd: i32, events: i16) -> Result<Option<bool>, Unprobed> {
-        let h = self.0.get(&pid).ok_or(Unprobed)?;
+        let h = self.procs.get(&pid).ok_or(Unprobed)?;
         Ok(fdprobe::would_not_block(&h.pidfd, &h.held, fd, events))
     }
 
     fn changed(&self) {
-        for h in self.0.values() {
+        for h in self.procs.values() {
             h.held.changed();
         }
+        self.memo_lost();
     }
 
     fn known_not_ready(&self, pid: i32, fd: i32, events: i16) -> bool {
-        self.0
+        self.procs
             .get(&pid)
             .is_some_and(|h| h.held.known_not_ready(fd, events))
     }
@@ -82,9 +96,10 @@ impl HostProbe for ProcFds {
     }
 
     fn forget(&self, pid: i32, lo: i32, hi: i32) {
-        if let Some(h) = self.0.get(&pid) {
+        if let Some(h) = self.procs.get(&pid) {
             h.held.forget(lo, hi);
         }
+        self.memo_lost();
     }
 
     fn borrow(&self, pid: i32, fd: i32) -> Option<OwnedFd> {
@@ -97,6 +112,10 @@ impl HostProbe for ProcFds {
 
     fn writable(&self, pid: i32, fd: i32) -> Option<bool> {
         fdprobe::writable(self.pidfd(pid)?, fd)
+    }
+
+    fn memo_epoch(&self) -> Option<u64> {
+        Some(self.memo_epoch.get())
     }
 
     fn signals(&self, pid: i32, tid: i32) -> Option<SigStatus> {

@@ -68,6 +68,15 @@ pub trait HostProbe {
     fn guessed(&self) -> bool {
         false
     }
+
+    /// How many times the remembered "not ready" answers
+    /// ([`HostProbe::known_not_ready`]) may have lost one (a change, a
+    /// descriptor forgotten, a process started, exec'd or gone): while it
+    /// stays the same, what was found not ready still is. `None` for a
+    /// host that remembers nothing.
+    fn memo_epoch(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A host probe that answers only from what the host remembers (the
@@ -148,6 +157,10 @@ impl<H: HostProbe> HostProbe for MemoryOnly<'_, H> {
 
     fn guessed(&self) -> bool {
         self.guessed.get()
+    }
+
+    fn memo_epoch(&self) -> Option<u64> {
+        self.host.memo_epoch()
     }
 }
 

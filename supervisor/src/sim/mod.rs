@@ -13,6 +13,7 @@ pub mod netstate;
 pub mod output;
 pub mod peek;
 pub mod poke;
+pub mod quiet_scan;
 pub mod rlimits;
 pub mod scheduler;
 pub mod seeds;

@@ -72,6 +72,11 @@ pub struct Sim {
     pub(crate) signals_raised: u64,
     /// Set by [`Sim::descriptors_changed`], taken by the engine.
     pub(crate) descriptors_touched: bool,
+    /// Waits on the network begun so far: a thread parked anew has not
+    /// been looked at by a wake scan.
+    pub(crate) net_parks: u64,
+    /// The last wake scan of the network waiters that found none ready.
+    pub(crate) quiet_net_scan: crate::sim::quiet_scan::QuietNetScan,
     /// How much later than asked a timed wait ends (`--timer-slack`; see
     /// `sys::slack`). 0 until the engine sets it.
     pub(crate) timer_slack_ns: u64,
@@ -123,6 +128,8 @@ impl Sim {
             signals_let_go: Vec::new(),
             signals_raised: 0,
             descriptors_touched: false,
+            net_parks: 0,
+            quiet_net_scan: Default::default(),
             timer_slack_ns: 0,
         }
     }

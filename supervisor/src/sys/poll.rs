@@ -44,6 +44,15 @@ impl Sim {
     /// waits in place. Returns how many of them it looked at: all, unless
     /// `host` had to guess ([`HostProbe::guessed`]).
     pub(crate) fn wake_net_waiters(&mut self, host: &impl HostProbe, waiters: &[Vtid]) -> usize {
+        let stamp = |sim: &Sim| {
+            host.memo_epoch()
+                .map(|memo| (sim.net.generation(), memo, sim.net_parks))
+        };
+        let before = stamp(self);
+        if self.quiet_net_scan.holds(before, waiters) {
+            return waiters.len();
+        }
+        let mut woke = false;
         for (done, &vtid) in waiters.iter().enumerate() {
             let Some((pid, wait)) = self.parked_wait(vtid) else {
                 continue;
@@ -77,6 +86,7 @@ impl Sim {
             }
             let t = self.threads.get_mut(&vtid).expect("thread");
             if ready {
+                woke = true;
                 t.restart_deadline = deadline;
                 t.state = ThreadState::Ready(Resume::Restart);
                 self.record(vtid, "ready", &[], "restart");
@@ -87,6 +97,11 @@ impl Sim {
             {
                 *seen = self.net.generation();
             }
+        }
+        // Remembered only if the scan itself changed nothing it looks at:
+        // then every waiter's `seen` is the generation.
+        if !woke && stamp(self) == before {
+            self.quiet_net_scan.remember(before, waiters);
         }
         waiters.len()
     }

@@ -269,3 +269,68 @@ fn virtual_events_go_after_the_kernels_and_count_in_the_answer() {
         "EFAULT: none added"
     );
 }
+
+/// The test thread parked on real descriptor 7 and virtual socket `fd`'s
+/// readiness to read, as a poll of both parks it.
+fn net_waiter_on_7_and(sim: &mut Sim, fd: i32) {
+    let vs = sim.vsock(PID, fd).expect("a virtual socket");
+    let wait = Wait {
+        kind: WaitKind::Net {
+            real: vec![(7, libc::POLLIN)],
+            virt: vec![(vs, libc::POLLIN as u32)],
+            epoll: None,
+            seen: 0,
+        },
+        deadline: None,
+        on_timeout: Resume::Restart,
+        restartable: false,
+    };
+    sim.threads.get_mut(&VTID).unwrap().state = ThreadState::Parked(wait);
+    sim.net_parks += 1;
+}
+
+#[test]
+fn a_quiet_network_wake_scan_is_skipped_until_something_it_looks_at_changes() {
+    let mut sim = world();
+    udp(&mut sim, 3);
+    net_waiter_on_7_and(&mut sim, 3);
+    let quiet = FakeHost::default().pollable(7, 0).remembering(1);
+    sim.wake_net_waiters(&quiet, &[VTID]);
+    assert!(matches!(sim.threads[&VTID].state, ThreadState::Parked(_)));
+    // Descriptor 7 is ready now, but the host's memory says nothing could
+    // have changed (its epoch is the same): the scan is skipped.
+    let unchanged = FakeHost::default().pollable(7, libc::POLLIN).remembering(1);
+    sim.wake_net_waiters(&unchanged, &[VTID]);
+    assert!(matches!(sim.threads[&VTID].state, ThreadState::Parked(_)));
+    // Once the memory may have lost an answer, the descriptor is probed.
+    let changed = FakeHost::default().pollable(7, libc::POLLIN).remembering(2);
+    sim.wake_net_waiters(&changed, &[VTID]);
+    assert!(matches!(
+        sim.threads[&VTID].state,
+        ThreadState::Ready(Resume::Restart)
+    ));
+}
+
+#[test]
+fn a_network_change_or_a_new_wait_ends_a_quiet_scan_s_skip() {
+    let mut sim = world();
+    datagram_on_its_way(&mut sim);
+    net_waiter_on_7_and(&mut sim, 4);
+    let host = FakeHost::default().pollable(7, 0).remembering(1);
+    sim.wake_net_waiters(&host, &[VTID]);
+    // A thread parked anew on the network is looked at, memory or not.
+    net_waiter_on_7_and(&mut sim, 4);
+    let generation = sim.net.generation();
+    sim.wake_net_waiters(&host, &[VTID]);
+    assert!(matches!(
+        &sim.threads[&VTID].state,
+        ThreadState::Parked(Wait { kind: WaitKind::Net { seen, .. }, .. }) if *seen == generation
+    ));
+    // The datagram for socket 4 arrives: the scan looks again.
+    deliver(&mut sim);
+    sim.wake_net_waiters(&host, &[VTID]);
+    assert!(matches!(
+        sim.threads[&VTID].state,
+        ThreadState::Ready(Resume::Restart)
+    ));
+}

@@ -140,6 +140,9 @@ pub(super) struct FakeHost {
     signals: SigStatus,
     /// The ranges `forget` was told of.
     forgotten: RefCell<Vec<(i32, i32)>>,
+    /// What `memo_epoch` answers: a host that remembers descriptors found
+    /// not ready, its memory unchanged while this is.
+    memo_epoch: Option<u64>,
 }
 
 impl FakeHost {
@@ -160,6 +163,13 @@ impl FakeHost {
     }
 
     /// Makes descriptors `a` and `b` the same open file (a dup).
+    /// Makes the host one whose memory of descriptors found not ready has
+    /// lost nothing since `epoch` last changed (`HostProbe::memo_epoch`).
+    pub(super) fn remembering(mut self, epoch: u64) -> FakeHost {
+        self.memo_epoch = Some(epoch);
+        self
+    }
+
     pub(super) fn dup(mut self, a: i32, b: i32) -> FakeHost {
         self.same.push((a, b));
         self
@@ -196,6 +206,10 @@ impl HostProbe for FakeHost {
 
     /// The fake's readiness is fixed by the test: nothing to forget.
     fn changed(&self) {}
+
+    fn memo_epoch(&self) -> Option<u64> {
+        self.memo_epoch
+    }
 
     fn same_file(&self, pid: i32, a: i32, b: i32) -> bool {
         pid == PID && (self.same.contains(&(a, b)) || self.same.contains(&(b, a)))
