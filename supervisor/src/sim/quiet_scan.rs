@@ -9,23 +9,34 @@
 
 use crate::sim::world::Vtid;
 
+/// What a wake scan of the network waiters looks at besides the waiters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanStamp {
+    /// The simulated network's generation (`NetState::generation`).
+    pub generation: u64,
+    /// The host's memory epoch (`HostProbe::memo_epoch`).
+    pub memo_epoch: u64,
+    /// Waits on the network begun so far (`Sim::net_parks`).
+    pub net_parks: u64,
+}
+
 /// What a scan that found no network waiter ready looked at.
 #[derive(Debug, Default)]
 pub struct QuietNetScan {
-    stamp: Option<(u64, u64, u64)>,
+    stamp: Option<ScanStamp>,
     waiters: Vec<Vtid>,
 }
 
 impl QuietNetScan {
-    /// Whether a scan of `waiters` now would find what the remembered one
-    /// did: `stamp` is (network generation, host memory epoch, net parks);
-    /// `None` (a host that remembers nothing) never matches.
-    pub fn holds(&self, stamp: Option<(u64, u64, u64)>, waiters: &[Vtid]) -> bool {
+    /// Whether a scan of `waiters` at `stamp` would find what the
+    /// remembered one did; `None` (a host that remembers nothing) never
+    /// matches.
+    pub fn holds(&self, stamp: Option<ScanStamp>, waiters: &[Vtid]) -> bool {
         stamp.is_some() && self.stamp == stamp && self.waiters == waiters
     }
 
     /// A scan of `waiters` at `stamp` found none ready.
-    pub fn remember(&mut self, stamp: Option<(u64, u64, u64)>, waiters: &[Vtid]) {
+    pub fn remember(&mut self, stamp: Option<ScanStamp>, waiters: &[Vtid]) {
         self.stamp = stamp;
         self.waiters.clear();
         self.waiters.extend_from_slice(waiters);
@@ -36,28 +47,27 @@ impl QuietNetScan {
 mod tests {
     use super::*;
 
+    fn at(generation: u64, memo_epoch: u64, net_parks: u64) -> Option<ScanStamp> {
+        Some(ScanStamp {
+            generation,
+            memo_epoch,
+            net_parks,
+        })
+    }
+
     #[test]
     fn a_scan_is_skipped_only_when_nothing_it_looks_at_changed() {
         let mut quiet = QuietNetScan::default();
+        assert!(!quiet.holds(at(1, 1, 1), &[3, 5]), "nothing remembered yet");
+        quiet.remember(at(1, 1, 1), &[3, 5]);
+        assert!(quiet.holds(at(1, 1, 1), &[3, 5]));
+        assert!(!quiet.holds(at(2, 1, 1), &[3, 5]), "the network changed");
         assert!(
-            !quiet.holds(Some((1, 1, 1)), &[3, 5]),
-            "nothing remembered yet"
-        );
-        quiet.remember(Some((1, 1, 1)), &[3, 5]);
-        assert!(quiet.holds(Some((1, 1, 1)), &[3, 5]));
-        assert!(
-            !quiet.holds(Some((2, 1, 1)), &[3, 5]),
-            "the network changed"
-        );
-        assert!(
-            !quiet.holds(Some((1, 2, 1)), &[3, 5]),
+            !quiet.holds(at(1, 2, 1), &[3, 5]),
             "a descriptor may be ready"
         );
-        assert!(
-            !quiet.holds(Some((1, 1, 2)), &[3, 5]),
-            "a thread parked anew"
-        );
-        assert!(!quiet.holds(Some((1, 1, 1)), &[3]), "other waiters");
+        assert!(!quiet.holds(at(1, 1, 2), &[3, 5]), "a thread parked anew");
+        assert!(!quiet.holds(at(1, 1, 1), &[3]), "other waiters");
         quiet.remember(None, &[3, 5]);
         assert!(!quiet.holds(None, &[3, 5]), "a host without memory");
     }

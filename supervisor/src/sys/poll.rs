@@ -11,6 +11,7 @@ use super::{err, ret, Action, Call};
 use crate::sim::host_probe::HostProbe;
 use crate::sim::memory::{Memory, Regs};
 use crate::sim::netstate::event_bits;
+use crate::sim::quiet_scan::ScanStamp;
 use crate::sim::state::Sim;
 use crate::sim::vclock::Timespec;
 use crate::sim::world::{resume_label, ExitHook, Resume, ThreadState, Vtid, Wait, WaitKind};
@@ -45,8 +46,11 @@ impl Sim {
     /// `host` had to guess ([`HostProbe::guessed`]).
     pub(crate) fn wake_net_waiters(&mut self, host: &impl HostProbe, waiters: &[Vtid]) -> usize {
         let stamp = |sim: &Sim| {
-            host.memo_epoch()
-                .map(|memo| (sim.net.generation(), memo, sim.net_parks))
+            host.memo_epoch().map(|memo_epoch| ScanStamp {
+                generation: sim.net.generation(),
+                memo_epoch,
+                net_parks: sim.net_parks,
+            })
         };
         let before = stamp(self);
         if self.quiet_net_scan.holds(before, waiters) {

@@ -162,7 +162,6 @@ impl FakeHost {
         self
     }
 
-    /// Makes descriptors `a` and `b` the same open file (a dup).
     /// Makes the host one whose memory of descriptors found not ready has
     /// lost nothing since `epoch` last changed (`HostProbe::memo_epoch`).
     pub(super) fn remembering(mut self, epoch: u64) -> FakeHost {
@@ -170,6 +169,7 @@ impl FakeHost {
         self
     }
 
+    /// Makes descriptors `a` and `b` the same open file (a dup).
     pub(super) fn dup(mut self, a: i32, b: i32) -> FakeHost {
         self.same.push((a, b));
         self

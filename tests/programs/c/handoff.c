@@ -15,9 +15,9 @@
  *           reaches a CPU that went idle — what a side that sleeps
  *           instead of spinning pays on the fast path
  *   wake-polled  the same while this process holds the kernel's wake-up
- *           latency at 0 (/dev/cpu_dma_latency, root only), as faultline
- *           does while its programs have a CPU of their own: idle CPUs
- *           poll instead of halting
+ *           latency at 0 (/dev/cpu_dma_latency, root only): idle CPUs
+ *           poll instead of halting (measured for README step 23;
+ *           faultline does not hold it)
  *
  * The first three run both sides on one CPU (as faultline pins them); the
  * others need two. Prints "MODE: X us per round trip". Used by
