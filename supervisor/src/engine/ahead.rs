@@ -37,13 +37,31 @@ impl Supervisor {
         let (threads, procs, paused) = (&self.sim.threads, &self.sim.procs, &self.paused);
         let senders = &self.signal_senders;
         let vtid = self.sim.sched.keeps_ahead(|v| {
-            threads.get(&v).is_some_and(|t| {
-                matches!(t.state, ThreadState::Ready(Resume::Return(_)))
-                    && t.channel_wait.is_some()
-                    && !senders.contains_key(&t.tid)
-                    && super::pause::schedulable(procs, paused, t)
-            })
+            threads
+                .get(&v)
+                .is_some_and(|t| runs_ahead(t, procs, paused, senders))
         })?;
+        self.answer_picked(vtid);
+        Some(vtid)
+    }
+
+    /// The thread picked before the wakes that precede the decision
+    /// ([`Supervisor::decide_before_wakes`]), answered at once if it
+    /// qualifies as [`Supervisor::answer_ahead`]'s kept thread does: the
+    /// wakes then overlap its run too. Returns it if it was answered.
+    pub(super) fn answer_pick_ahead(&mut self, pick: Vtid) -> Option<Vtid> {
+        self.channel.as_ref()?;
+        let t = self.sim.threads.get(&pick)?;
+        if !runs_ahead(t, &self.sim.procs, &self.paused, &self.signal_senders) {
+            return None;
+        }
+        self.answer_picked(pick);
+        Some(pick)
+    }
+
+    /// Begins the step of `vtid`, which waits on the channel, and answers
+    /// it with the time after its step's cost (charged after the wakes).
+    fn answer_picked(&mut self, vtid: Vtid) {
         let resume = self.begin_step(vtid);
         let req = self
             .sim
@@ -52,7 +70,6 @@ impl Supervisor {
             .and_then(|t| t.channel_wait.take())
             .expect("an eligible thread waits on the channel");
         self.answer_request(vtid, req, resume, self.cfg.step_cost_ns);
-        Some(vtid)
     }
 
     /// The wakes before the decision that kept `vtid`, made while it runs:
@@ -106,4 +123,19 @@ impl Supervisor {
             Event::Stop(who, _) => self.sim.threads.get(&vtid).is_some_and(|t| t.tid == *who),
         }
     }
+}
+
+/// Whether thread `t`, picked to run, may be answered before the wakes that
+/// precede its pick: it waits on the channel for a value, sent no signal
+/// the kernel has yet to deliver, and its node is not paused.
+fn runs_ahead(
+    t: &Thread,
+    procs: &HashMap<i32, Process>,
+    paused: &BTreeSet<vnet::HostId>,
+    senders: &HashMap<i32, Vec<i32>>,
+) -> bool {
+    matches!(t.state, ThreadState::Ready(Resume::Return(_)))
+        && t.channel_wait.is_some()
+        && !senders.contains_key(&t.tid)
+        && super::pause::schedulable(procs, paused, t)
 }

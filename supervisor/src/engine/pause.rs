@@ -69,6 +69,20 @@ impl Supervisor {
         self.sim.sched.decide(&view, other)
     }
 
+    /// [`Scheduler::decide_before_wakes`](crate::sim::scheduler::Scheduler::decide_before_wakes)
+    /// over the threads of nodes that are not paused.
+    pub(super) fn decide_before_wakes(&mut self) -> Option<Vtid> {
+        if self.paused.is_empty() {
+            return self.sim.sched.decide_before_wakes(&self.sim.threads);
+        }
+        let view = Unpaused {
+            threads: &self.sim.threads,
+            procs: &self.sim.procs,
+            paused: &self.paused,
+        };
+        self.sim.sched.decide_before_wakes(&view)
+    }
+
     /// Stops scheduling the node's threads.
     pub(super) fn pause_node(&mut self, name: &str) {
         let host = self.sim.net.hosts[name];

@@ -62,8 +62,13 @@ impl Supervisor {
             }
             self.sim.fire_timerfds();
             self.check_signals();
-            let answered = self.answer_ahead();
+            let kept = self.answer_ahead();
             let parked = scheduler::parked(&self.sim.threads, self.sim.clock.now());
+            // The pick, when a thread can run already, is made before this
+            // point's wakes (the threads they wake can run from the next
+            // decision on), and on the fast path answered before them too.
+            let early = kept.is_none().then(|| self.decide_before_wakes()).flatten();
+            let answered = kept.or_else(|| early.and_then(|pick| self.answer_pick_ahead(pick)));
             self.wake_due(&parked.due);
             self.tell_descriptor_changes();
             if let Some(vtid) = answered {
@@ -75,7 +80,8 @@ impl Supervisor {
             }
             self.sim.wake_ready_fds(&self.host_fds, &parked.on_fds);
             self.sim.wake_net_waiters(&self.host_fds, &parked.on_net);
-            let pick = match self.decide() {
+            let decision = early.map_or_else(|| self.decide(), Decision::Run);
+            let pick = match decision {
                 Decision::Run(pick) => pick,
                 Decision::AdvanceTo(t) => {
                     self.sim

@@ -333,6 +333,23 @@ impl Scheduler {
         Decision::Run(pick)
     }
 
+    /// The decision made before the wakes that precede it, when it can be:
+    /// some thread can run already and no spinner's penalty is pending
+    /// (what the penalty allows depends on who else can run). The threads
+    /// those wakes make runnable can then be picked from the next decision
+    /// on. `None`: nothing was decided (or drawn).
+    pub fn decide_before_wakes(&mut self, threads: &impl States) -> Option<Vtid> {
+        if self.penalty.is_some() {
+            return None;
+        }
+        let runnable: Vec<Vtid> = threads
+            .states()
+            .filter(|(_, s)| matches!(s, ThreadState::Ready(_)))
+            .map(|(v, _)| v)
+            .collect();
+        (!runnable.is_empty()).then(|| self.policy.pick(&runnable))
+    }
+
     /// The watchdog preempted `spinner`: it waits until each of `owed` (the
     /// other threads of its process) has had a step.
     pub fn preempted(&mut self, spinner: Vtid, owed: BTreeSet<Vtid>) {
@@ -528,6 +545,29 @@ mod tests {
                 other => panic!("expected a pick, got {other:?}"),
             })
             .collect()
+    }
+
+    #[test]
+    fn a_decision_before_the_wakes_is_the_decision_over_the_threads_ready_then() {
+        let threads = states(&[(1, sleeping(Some(5))), (2, ready()), (3, ready())]);
+        for policy in [SchedulePolicy::Random, SchedulePolicy::Sticky { stay: 80 }] {
+            let mut early = Scheduler::new(7, policy);
+            let expected = picks(&mut Scheduler::new(7, policy), &threads, 40);
+            let got: Vec<Vtid> = (0..40)
+                .map(|_| {
+                    early
+                        .decide_before_wakes(&threads)
+                        .expect("a thread is ready")
+                })
+                .collect();
+            assert_eq!(got, expected, "the same draws as the decision's");
+        }
+        let mut sched = Scheduler::new(7, SchedulePolicy::Random);
+        let none_ready = states(&[(1, sleeping(Some(5)))]);
+        assert_eq!(sched.decide_before_wakes(&none_ready), None);
+        // A spinner's penalty depends on who can run: decided after the wakes.
+        sched.preempted(2, BTreeSet::from([3]));
+        assert_eq!(sched.decide_before_wakes(&threads), None);
     }
 
     #[test]
