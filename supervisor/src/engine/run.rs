@@ -63,12 +63,13 @@ impl Supervisor {
             self.sim.fire_timerfds();
             self.check_signals();
             let kept = self.answer_ahead();
-            let parked = scheduler::parked(&self.sim.threads, self.sim.clock.now());
             // The pick, when a thread can run already, is made before this
             // point's wakes (the threads they wake can run from the next
             // decision on), and on the fast path answered before them too.
             let early = kept.is_none().then(|| self.decide_before_wakes()).flatten();
             let answered = kept.or_else(|| early.and_then(|pick| self.answer_pick_ahead(pick)));
+            // Answering changes no parked thread: the scan is made after it.
+            let parked = scheduler::parked(&self.sim.threads, self.sim.clock.now());
             self.wake_due(&parked.due);
             self.tell_descriptor_changes();
             if let Some(vtid) = answered {
