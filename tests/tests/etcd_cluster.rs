@@ -40,6 +40,18 @@ fn harness(file: &str, tag: &str, duration_s: u32) -> ScenarioFile {
     ScenarioFile::raw(&scratch_dir(&format!("etcd-{tag}")), file, &text)
 }
 
+/// A harness scenario as the file is, but for the programs' paths: its
+/// data dirs' paths are in etcd's argv, and a given seed's run depends on
+/// them. Also its text.
+fn harness_as_is(file: &str, tag: &str) -> (ScenarioFile, String) {
+    let src = workspace_root().join("harness/etcd-binary").join(file);
+    let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+    let bins = workspace_root().join("target/release");
+    let text = text.replace("../../target/release/", &format!("{}/", bins.display()));
+    let file = ScenarioFile::raw(&scratch_dir(&format!("etcd-{tag}")), file, &text);
+    (file, text)
+}
+
 /// `text` with every invariant's `from = "…"` time set to `value` (a
 /// partition's `from = [...]` is a list, left alone).
 fn with_from(text: &str, value: &str) -> String {
@@ -169,13 +181,7 @@ fn split_brain_is_caught_by_the_election_safety_probe() {
 /// same seed with `--pre-vote` passes: the flag is the whole difference.
 #[test]
 fn a_member_without_pre_vote_stalls_the_cluster_after_its_partition() {
-    // As the file is: its data dirs' paths are in etcd's argv, and the
-    // pinned seed's run depends on them.
-    let src = workspace_root().join("harness/etcd-binary/etcd3-no-pre-vote.toml");
-    let text = std::fs::read_to_string(&src).expect("etcd3-no-pre-vote.toml");
-    let bins = workspace_root().join("target/release");
-    let text = text.replace("../../target/release/", &format!("{}/", bins.display()));
-    let file = ScenarioFile::raw(&scratch_dir("etcd-npv"), "etcd3-no-pre-vote.toml", &text);
+    let (file, text) = harness_as_is("etcd3-no-pre-vote.toml", "npv");
     let run = run_scenario_twice(&file.runner().timeout(SLOW));
     run.expect_code(1);
     let report = run
@@ -207,6 +213,23 @@ fn a_member_without_pre_vote_stalls_the_cluster_after_its_partition() {
             .timeout(SLOW),
     );
     run.expect_pass();
+}
+
+/// On this seed the injected fsync error hits the WAL n3 creates at 1.0 s,
+/// and etcd panics with `panic: failed to create WAL` where elsewhere it
+/// exits on a failed fsync: its expected answer to the fault, which the
+/// harness's `stderr_ignore` keeps from failing the seed (it did before).
+#[test]
+fn etcds_panic_on_an_injected_eio_at_its_first_wal_is_no_failure() {
+    let (file, _) = harness_as_is("etcd3.toml", "eio");
+    let seed = 0xb377_f4b7_2b58_679c;
+    let run = run_scenario_twice(&file.runner().seed(seed).timeout(SLOW));
+    run.expect_pass();
+    let n3 = run.node_output(seed, "n3", "stderr").expect("n3.stderr");
+    assert!(
+        String::from_utf8_lossy(&n3).contains("panic: failed to create WAL"),
+        "n3 no longer panics on this seed: pick another\n{run}"
+    );
 }
 
 /// etcdctl, a second unmodified Go binary, as the cluster's client.

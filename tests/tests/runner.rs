@@ -42,6 +42,37 @@ fn stderr_pattern_fails_the_seed_and_names_it() {
     assert!(any_line(&run.run, "panic: boom").is_some(), "\n{run}");
 }
 
+/// `[check] stderr_ignore`: a line with an ignored substring is no failure
+/// (a program's expected answer to an injected fault), but a later line
+/// with a pattern still is.
+#[test]
+fn stderr_ignore_clears_its_lines_and_no_others() {
+    let ignore = "\n[check]\nstderr_ignore = [\"panic: injected EIO\"]\n";
+    sh_scenario(
+        "ignored",
+        "echo 'panic: injected EIO' >&2; echo recovered; exit 0",
+        ignore,
+    )
+    .runner()
+    .seed(1)
+    .run()
+    .expect_pass();
+    let run = sh_scenario(
+        "ignored-then-not",
+        "echo 'panic: injected EIO' >&2; echo 'panic: lost the log' >&2; exit 0",
+        ignore,
+    )
+    .runner()
+    .seed(1)
+    .run();
+    run.expect_code(1);
+    let line = any_line(&run.run, "check \"stderr pattern\"").unwrap_or_else(|| panic!("\n{run}"));
+    assert!(line.contains("FAIL seed="), "{line}\n{run}");
+    let report = report_json(&failing_dir(&run));
+    let message = report["failure"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("panic: lost the log"), "{report}");
+}
+
 #[test]
 fn non_linearizable_history_fails_with_the_explanation() {
     // A put acknowledged at 1 s, then a get at 2 s that does not see it

@@ -406,7 +406,10 @@ fn judge(
             let sc = job.sc;
             let failure = checks::node_exits(outcome, dir)
                 .or_else(|| checks::invariants(outcome))
-                .or_else(|| checks::stderr_patterns(outcome, dir, &sc.check.stderr_patterns))
+                .or_else(|| {
+                    let check = &sc.check;
+                    checks::stderr_patterns(outcome, dir, &check.stderr_patterns, &check.stderr_ignore)
+                })
                 .or_else(|| checks::linearizable(history))
                 .or_else(|| {
                     let within = sc.check.progress_within?;

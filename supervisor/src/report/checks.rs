@@ -130,25 +130,45 @@ pub fn invariants(outcome: &Outcome) -> Option<Failure> {
     })
 }
 
-/// A node whose stderr contains one of `patterns`.
-pub fn stderr_patterns(outcome: &Outcome, dir: &Path, patterns: &[String]) -> Option<Failure> {
+/// A node whose stderr has a line with one of `patterns` and none of
+/// `ignore` (a program's expected answer to an injected fault, such as
+/// etcd's panic when an fsync error hits the WAL it creates).
+pub fn stderr_patterns(
+    outcome: &Outcome,
+    dir: &Path,
+    patterns: &[String],
+    ignore: &[String],
+) -> Option<Failure> {
     for r in &outcome.roots {
         let text =
             std::fs::read_to_string(dir.join(format!("{}.stderr", r.name))).unwrap_or_default();
-        for line in text.lines() {
-            if let Some(p) = patterns.iter().find(|p| line.contains(p.as_str())) {
-                return Some(Failure {
-                    check: "stderr pattern".into(),
-                    message: format!("node {} printed {p:?}: {}", r.name, line.trim()),
-                    t_ns: outcome.vtime,
-                    event: outcome.events,
-                    unit: "event".into(),
-                    operations: Vec::new(),
-                });
-            }
+        if let Some((p, line)) = failing_line(&text, patterns, ignore) {
+            return Some(Failure {
+                check: "stderr pattern".into(),
+                message: format!("node {} printed {p:?}: {}", r.name, line.trim()),
+                t_ns: outcome.vtime,
+                event: outcome.events,
+                unit: "event".into(),
+                operations: Vec::new(),
+            });
         }
     }
     None
+}
+
+/// The first line of `text` that contains one of `patterns` and none of
+/// `ignore`, with the pattern it contains.
+fn failing_line<'a>(
+    text: &'a str,
+    patterns: &'a [String],
+    ignore: &[String],
+) -> Option<(&'a str, &'a str)> {
+    text.lines()
+        .filter(|line| !ignore.iter().any(|i| line.contains(i.as_str())))
+        .find_map(|line| {
+            let p = patterns.iter().find(|p| line.contains(p.as_str()))?;
+            Some((p.as_str(), line))
+        })
 }
 
 /// The key-value history at `path`, if the workload wrote one, checked for
@@ -278,6 +298,25 @@ mod tests {
             let dir = outputs(label, stdout, stderr);
             assert_eq!(last_words(&dir, "n"), quoted, "{label}");
         }
+    }
+
+    #[test]
+    fn an_ignored_line_does_not_fail_the_seed_but_the_next_match_does() {
+        let patterns = vec!["panic:".to_string(), "fatal error:".to_string()];
+        let ignore = vec!["panic: failed to create WAL".to_string()];
+        let text = "starting\npanic: failed to create WAL\nrestarted\npanic: tocommit(9) is out of range\n";
+        assert_eq!(
+            failing_line(text, &patterns, &ignore),
+            Some(("panic:", "panic: tocommit(9) is out of range"))
+        );
+        assert_eq!(
+            failing_line(text, &patterns, &[]),
+            Some(("panic:", "panic: failed to create WAL"))
+        );
+        assert_eq!(
+            failing_line("panic: failed to create WAL\n", &patterns, &ignore),
+            None
+        );
     }
 
     #[test]

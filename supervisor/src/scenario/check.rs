@@ -15,6 +15,8 @@ use super::{Ctx, ScenarioError};
 #[serde(deny_unknown_fields)]
 pub(super) struct CheckSection {
     stderr_patterns: Option<Vec<String>>,
+    #[serde(default)]
+    stderr_ignore: Vec<String>,
     command: Option<Vec<String>>,
     progress_within: Option<Spanned<String>>,
 }
@@ -24,6 +26,9 @@ pub(super) struct CheckSection {
 pub struct CheckSpec {
     /// stderr substrings that fail a seed.
     pub stderr_patterns: Vec<String>,
+    /// stderr substrings that clear a line of those patterns: a program's
+    /// expected answer to an injected fault is not a bug.
+    pub stderr_ignore: Vec<String>,
     /// A checker command run on each seed's artifacts (empty: none).
     pub checker: Vec<String>,
     /// Liveness: from the start of the quiet period, a successful operation
@@ -63,6 +68,7 @@ pub(super) fn spec(
                 .map(|p| p.to_string())
                 .collect()
         }),
+        stderr_ignore: raw.stderr_ignore.clone(),
         checker: raw.command.clone().unwrap_or_default(),
         progress_within,
     })

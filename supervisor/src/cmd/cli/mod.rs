@@ -117,6 +117,7 @@ max_down = \"500ms\"          #   (pause also at/until: the window); planned: at
                              #   quiet = \"5s\" (last 5 s: no new faults, all healed), swarm = true\n  \
                              # per node: clock_offset = \"-1.5s\"\n  \
 [check]                      # optional: stderr_patterns = [...], command = [...],\n  \
+                             #   stderr_ignore = [...] (lines with one of these are no failure),\n  \
                              #   progress_within = \"3s\" (liveness: an ok operation in the history\n  \
                              #   within 3s of the quiet period's start, else check \"no progress\")\n  \
 [[invariant]]                # optional: a probe run DURING the seed, on host inv-1, inv-2, ...\n  \
