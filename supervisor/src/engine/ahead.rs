@@ -1,6 +1,6 @@
-//! The thread the sticky policy keeps, answered before the wakes that
-//! precede the next decision: the supervisor's wakes overlap its run
-//! instead of delaying its answer. The wakes that would need a system call
+//! The thread the sticky policy keeps, or the one picked before the wakes
+//! that precede the next decision, answered before those wakes: the
+//! supervisor's wakes overlap its run instead of delaying its answer. The wakes that would need a system call
 //! wait until the thread is stopped again, so nothing it does meanwhile
 //! changes what they find.
 
