@@ -21,15 +21,10 @@ const SLOW: Duration = Duration::from_secs(600);
 /// duration (CI time), the workload's and the probes' paths made absolute
 /// and the replicas-agree probe's quiet period moved to the last second.
 fn harness(file: &str, tag: &str, duration_s: u32) -> ScenarioFile {
-    let src = workspace_root().join("harness/etcd-binary").join(file);
-    let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
-    let bins: PathBuf = workspace_root().join("target/release");
-    let text = text
-        .replace("../../target/release/", &format!("{}/", bins.display()))
-        .replace(
-            "duration = \"15s\"",
-            &format!("duration = \"{duration_s}s\""),
-        );
+    let text = harness_text(file).replace(
+        "duration = \"15s\"",
+        &format!("duration = \"{duration_s}s\""),
+    );
     // The workload stops 2 s before the end; the replicas are compared in
     // the last second.
     let text = with_from(&text, &format!("{}s", duration_s - 1));
@@ -44,12 +39,18 @@ fn harness(file: &str, tag: &str, duration_s: u32) -> ScenarioFile {
 /// data dirs' paths are in etcd's argv, and a given seed's run depends on
 /// them. Also its text.
 fn harness_as_is(file: &str, tag: &str) -> (ScenarioFile, String) {
-    let src = workspace_root().join("harness/etcd-binary").join(file);
-    let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
-    let bins = workspace_root().join("target/release");
-    let text = text.replace("../../target/release/", &format!("{}/", bins.display()));
+    let text = harness_text(file);
     let file = ScenarioFile::raw(&scratch_dir(&format!("etcd-{tag}")), file, &text);
     (file, text)
+}
+
+/// A harness file's text, the workload's and the probes' paths made
+/// absolute.
+fn harness_text(file: &str) -> String {
+    let src = workspace_root().join("harness/etcd-binary").join(file);
+    let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+    let bins: PathBuf = workspace_root().join("target/release");
+    text.replace("../../target/release/", &format!("{}/", bins.display()))
 }
 
 /// `text` with every invariant's `from = "…"` time set to `value` (a

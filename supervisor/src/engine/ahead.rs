@@ -1,8 +1,8 @@
 //! The thread the sticky policy keeps, or the one picked before the wakes
 //! that precede the next decision, answered before those wakes: the
-//! supervisor's wakes overlap its run instead of delaying its answer. The wakes that would need a system call
-//! wait until the thread is stopped again, so nothing it does meanwhile
-//! changes what they find.
+//! supervisor's wakes overlap its run instead of delaying its answer. The
+//! wakes that would need a system call wait until the thread is stopped
+//! again, so nothing it does meanwhile changes what they find.
 
 use super::*;
 use crate::sim::host_probe::MemoryOnly;

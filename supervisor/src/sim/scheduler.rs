@@ -311,11 +311,7 @@ impl Scheduler {
         threads: &impl States,
         other_deadline: impl FnOnce() -> Option<u64>,
     ) -> Decision {
-        let runnable: Vec<Vtid> = threads
-            .states()
-            .filter(|(_, s)| matches!(s, ThreadState::Ready(_)))
-            .map(|(v, _)| v)
-            .collect();
+        let runnable = runnable(threads);
         let next = || next_deadline(threads, other_deadline());
         if runnable.is_empty() {
             return next().map_or(Decision::Stuck, Decision::AdvanceTo);
@@ -342,11 +338,7 @@ impl Scheduler {
         if self.penalty.is_some() {
             return None;
         }
-        let runnable: Vec<Vtid> = threads
-            .states()
-            .filter(|(_, s)| matches!(s, ThreadState::Ready(_)))
-            .map(|(v, _)| v)
-            .collect();
+        let runnable = runnable(threads);
         (!runnable.is_empty()).then(|| self.policy.pick(&runnable))
     }
 
@@ -495,6 +487,15 @@ pub struct Parked {
     /// Those waiting for the network or real descriptors' readiness
     /// (`WaitKind::Net`).
     pub on_net: Vec<Vtid>,
+}
+
+/// The threads that can run now, in the order the policy draws from.
+fn runnable(threads: &impl States) -> Vec<Vtid> {
+    threads
+        .states()
+        .filter(|(_, s)| matches!(s, ThreadState::Ready(_)))
+        .map(|(v, _)| v)
+        .collect()
 }
 
 /// The parked threads at `now` (see [`Parked`]).
