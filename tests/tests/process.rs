@@ -352,3 +352,47 @@ fn descriptors_faultline_inherits_do_not_reach_the_program() {
     run.expect_success();
     assert_eq!(run.out(), "closed\n", "\n{run}");
 }
+
+/// A finished child's exit code and CPU time, its reaped descendants'
+/// included (what `time` counts), from `wait4`.
+fn exit_and_cpu(mut command: Command) -> (i32, Duration) {
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let child = command.spawn().expect("spawn");
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is valid; wait4 fills it and the status.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    while unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) } < 0 {
+        let e = std::io::Error::last_os_error();
+        assert_eq!(e.raw_os_error(), Some(libc::EINTR), "wait4: {e}");
+    }
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (code, time(usage.ru_utime) + time(usage.ru_stime))
+}
+
+/// faultline forks its programs through a spawner of its own (a small
+/// child process), under a namespace init; the program's CPU time still
+/// reaches faultline's when it exits, as `time faultline ...` expects.
+#[test]
+fn a_programs_cpu_time_is_counted_in_faultlines() {
+    let spin = Program::c("spin").path();
+    let iterations = "300000000";
+    let mut native = Command::new(&spin);
+    native.args(["0", iterations]);
+    let (code, native) = exit_and_cpu(native);
+    assert_eq!(code, 0, "natively");
+    let exec = Exec::new(&spin).arg("0").arg(iterations).seed(1);
+    let (code, under) = exit_and_cpu(exec.command());
+    assert_eq!(code, 0, "under faultline");
+    assert!(
+        under >= native.mul_f64(0.7),
+        "faultline's CPU time {under:?} leaves out its program's (natively {native:?})"
+    );
+}

@@ -106,7 +106,7 @@ impl Supervisor {
     ) -> Result<(i32, Vtid), launch::LaunchError> {
         let host_id = self.sim.net.hosts[host];
         let spec = self.launch_spec(spec);
-        let spawned = launch::spawn(&self.with_notify_filter(spec))?;
+        let spawned = launch::spawn(&self.with_notify_filter(spec), &mut self.spawner)?;
         let pid = spawned.pid;
         self.placement.place_new(pid);
         match (&mut self.notify, spawned.listener) {

@@ -182,6 +182,8 @@ pub struct Supervisor {
     pub(crate) notify: Option<crate::host::notify::Notifier>,
     /// The host CPUs of the supervisor and its programs.
     pub(crate) placement: crate::host::placement::Placement,
+    /// The small process that forks the run's programs.
+    pub(crate) spawner: crate::host::spawner::Spawner,
     /// Channel requests and ptrace stops since the placement was last
     /// reconsidered.
     pub(crate) placement_window: (u64, u64),
@@ -338,6 +340,7 @@ impl Supervisor {
             preload_lib,
             notify,
             placement,
+            spawner: Default::default(),
             placement_window: (0, 0),
             progress,
             roots: Vec::new(),

@@ -137,11 +137,13 @@ impl Supervisor {
         }
     }
 
-    /// Kills every process still traced (by pid, never by name) and reaps them.
+    /// Kills every process still traced (by pid, never by name) and reaps them,
+    /// and the spawner once it has reaped their inits.
     pub(super) fn kill_all(&mut self) {
         for &pid in self.sim.procs.keys() {
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
+        self.spawner.stop();
         loop {
             let mut status = 0;
             let r = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
