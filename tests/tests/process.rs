@@ -355,6 +355,8 @@ fn descriptors_faultline_inherits_do_not_reach_the_program() {
 
 /// A finished child's exit code and CPU time, its reaped descendants'
 /// included (what `time` counts), from `wait4`.
+// Reaped by wait4, which std's wait cannot replace: it gives the rusage.
+#[allow(clippy::zombie_processes)]
 fn exit_and_cpu(mut command: Command) -> (i32, Duration) {
     command
         .stdin(std::process::Stdio::null())
