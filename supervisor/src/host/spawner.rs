@@ -150,7 +150,11 @@ fn fork_spawner() -> io::Result<OwnedFd> {
             close_from(3, Some(sock as libc::c_uint), 0);
             spawner_signal_state();
             std::mem::forget(ours);
-            serve(theirs)
+            // A panic must not unwind into the supervisor's frames, which
+            // this process copied with its memory.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| serve(theirs)));
+            reap(0);
+            unsafe { libc::_exit(0) }
         }
         _ => Ok(ours),
     }
@@ -170,15 +174,14 @@ fn spawner_signal_state() {
     }
 }
 
-/// The spawner's loop: a request, its start, the reply. Reaps the inits
-/// (and, without namespaces, the programs) that have ended before each
-/// request; at end of file, all of them, and exits.
-fn serve(sock: OwnedFd) -> ! {
+/// The spawner's loop: a request, its start, the reply, until end of file.
+/// Reaps the inits (and, without namespaces, the programs) that have ended
+/// before each request.
+fn serve(sock: OwnedFd) {
     loop {
         reap(libc::WNOHANG);
         let Ok(Some((bytes, fds))) = fdpass::receive(&sock) else {
-            reap(0);
-            unsafe { libc::_exit(0) }
+            return;
         };
         let (reply, go) = match serde_json::from_slice::<Request>(&bytes) {
             Ok(request) => start_program(&request, &fds),
@@ -194,8 +197,7 @@ fn serve(sock: OwnedFd) -> ! {
         let bytes = serde_json::to_vec(&reply).unwrap_or_else(|_| b"{}".to_vec());
         let go_fds: Vec<RawFd> = go.iter().map(|g| g.as_raw_fd()).collect();
         if fdpass::send(sock.as_raw_fd(), &bytes, &go_fds).is_err() {
-            reap(0);
-            unsafe { libc::_exit(0) }
+            return;
         }
     }
 }
