@@ -637,3 +637,99 @@ fn default_signal_state() {
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// `/bin/true` under a filter that allows every call.
+    fn true_request() -> Request {
+        const RET_ALLOW: Insn = (0x06, 0, 0, 0x7fff_0000);
+        Request {
+            path: b"/bin/true".to_vec(),
+            argv: vec![b"true".to_vec()],
+            filter: vec![RET_ALLOW],
+            ..Request::default()
+        }
+    }
+
+    /// The children of the calling thread (a spawner forked by it).
+    fn my_children() -> Vec<i32> {
+        // SAFETY: gettid takes nothing.
+        let tid = unsafe { libc::gettid() };
+        std::fs::read_to_string(format!("/proc/self/task/{tid}/children"))
+            .expect("children")
+            .split_whitespace()
+            .map(|p| p.parse().expect("a pid"))
+            .collect()
+    }
+
+    /// Starts `/bin/true`, checks that it waits for its go (it is still this
+    /// test's binary), gives it and waits until it has exec'd or ended.
+    fn start_and_finish(spawner: &mut Spawner) {
+        let (reply, go) = spawner.start(&true_request(), &[]).expect("started");
+        let Reply::Started { pid } = reply else {
+            panic!("{reply:?}");
+        };
+        let go = go.expect("the go pipe");
+        let exe = |pid: i32| std::fs::read_link(format!("/proc/{pid}/exe"));
+        let me = std::env::current_exe().expect("this test's binary");
+        assert_eq!(exe(pid).ok(), Some(me.clone()), "it waits for its go");
+        assert_eq!(
+            unsafe { libc::write(go.as_raw_fd(), b"g".as_ptr() as *const libc::c_void, 1) },
+            1
+        );
+        let end = Instant::now() + Duration::from_secs(10);
+        while exe(pid).is_ok_and(|e| e == me) {
+            assert!(Instant::now() < end, "it never exec'd");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn a_dead_spawner_is_replaced_and_a_stopped_one_exits() {
+        let mut spawner = Spawner::default();
+        start_and_finish(&mut spawner);
+        let [first] = my_children()[..] else {
+            panic!("one spawner: {:?}", my_children());
+        };
+        // SAFETY: our own child, by pid.
+        unsafe {
+            libc::kill(first, libc::SIGKILL);
+            libc::waitpid(first, std::ptr::null_mut(), 0);
+        }
+        start_and_finish(&mut spawner);
+        let [second] = my_children()[..] else {
+            panic!("one spawner: {:?}", my_children());
+        };
+        assert_ne!(first, second, "a new spawner");
+        spawner.stop();
+        // SAFETY: our own child, by pid; it exits once its socket closes.
+        assert_eq!(
+            unsafe { libc::waitpid(second, std::ptr::null_mut(), 0) },
+            second
+        );
+    }
+
+    #[test]
+    fn a_mount_that_fails_is_named() {
+        let mut spawner = Spawner::default();
+        let request = Request {
+            mounts: vec![(b"/no/such/source".to_vec(), b"/no/such/target".to_vec())],
+            ..true_request()
+        };
+        let (reply, go) = spawner.start(&request, &[]).expect("an answer");
+        assert!(go.is_none());
+        match reply {
+            // Without CAP_SYS_ADMIN the namespace is refused and the program
+            // starts with host pids and no mounts.
+            Reply::Started { .. } => {}
+            Reply::MountFailed { index, errno } => {
+                assert_eq!((index, errno), (0, libc::ENOENT));
+            }
+            other => panic!("{other:?}"),
+        }
+        spawner.stop();
+    }
+}
