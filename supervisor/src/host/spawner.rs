@@ -184,7 +184,7 @@ fn serve(sock: OwnedFd) {
             return;
         };
         let (reply, go) = match serde_json::from_slice::<Request>(&bytes) {
-            Ok(request) => start_program(&request, &fds),
+            Ok(request) => start_program(&request, &fds, sock.as_raw_fd()),
             Err(e) => (
                 Reply::Failed {
                     errno: libc::EINVAL,
@@ -240,9 +240,10 @@ fn pipe() -> Option<(OwnedFd, OwnedFd)> {
     }
 }
 
-/// Starts `request` in the spawner: the namespace init and, under it, the
-/// program, confined and waiting for the supervisor's go.
-fn start_program(request: &Request, fds: &[OwnedFd]) -> (Reply, Option<OwnedFd>) {
+/// Starts `request` in the spawner (whose socket is `sock`): the namespace
+/// init and, under it, the program, confined and waiting for the
+/// supervisor's go.
+fn start_program(request: &Request, fds: &[OwnedFd], sock: RawFd) -> (Reply, Option<OwnedFd>) {
     let wanted = 2 * usize::from(request.output)
         + usize::from(request.channel)
         + usize::from(request.handover);
@@ -275,7 +276,7 @@ fn start_program(request: &Request, fds: &[OwnedFd]) -> (Reply, Option<OwnedFd>)
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
         }
     }
-    let Some(program) = Program::new(request, output, channel, handover) else {
+    let Some(program) = Program::new(request, output, channel, handover, sock) else {
         return (
             Reply::Failed {
                 errno: libc::EINVAL,
@@ -370,6 +371,7 @@ enum Forked {
 fn run_init(program: &Program, go: RawFd, report: RawFd) -> ! {
     // In its new namespace the init's parent pid reads as 0: no check.
     die_with_parent(None);
+    program.close_spawner_socket();
     if let Err(failed) = private_mounts(&program.mounts) {
         unsafe {
             libc::write(
@@ -416,6 +418,10 @@ struct Program {
     output: Option<(RawFd, RawFd)>,
     channel: Option<RawFd>,
     handover: Option<RawFd>,
+    /// The spawner's end of its socket, which its children close: held by
+    /// an init, it would keep a dead spawner's socket open, and a start
+    /// request sent then would be lost.
+    spawner_socket: RawFd,
 }
 
 impl Program {
@@ -425,6 +431,7 @@ impl Program {
         output: Option<(RawFd, RawFd)>,
         channel: Option<RawFd>,
         handover: Option<RawFd>,
+        spawner_socket: RawFd,
     ) -> Option<Program> {
         let c = |b: &Vec<u8>| CString::new(b.clone()).ok();
         let argv_strings: Vec<CString> = request.argv.iter().map(c).collect::<Option<_>>()?;
@@ -460,7 +467,14 @@ impl Program {
             output,
             channel,
             handover,
+            spawner_socket,
         })
+    }
+
+    /// Closes the spawner's socket in a child of the spawner.
+    fn close_spawner_socket(&self) {
+        // SAFETY: closes a descriptor number this child inherited.
+        unsafe { libc::close(self.spawner_socket) };
     }
 
     /// The program's side after its fork: says on `report` that it may be
@@ -470,6 +484,7 @@ impl Program {
     fn confine(&self, go: RawFd, report: RawFd) -> ! {
         unsafe {
             die_with_parent(None);
+            self.close_spawner_socket();
             libc::write(report, b"f".as_ptr() as *const libc::c_void, 1);
             libc::close(report);
             let mut b = 0u8;
