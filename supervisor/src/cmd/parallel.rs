@@ -122,7 +122,7 @@ fn spawn(
     // SAFETY: prctl and getppid are async-signal-safe.
     unsafe {
         command.pre_exec(move || {
-            crate::host::launch::die_with_parent(Some(parent));
+            crate::host::spawner::die_with_parent(Some(parent));
             Ok(())
         });
     }

@@ -114,18 +114,6 @@ pub const PTRACE_OPTIONS: libc::c_int = libc::PTRACE_O_TRACESYSGOOD
     | libc::PTRACE_O_TRACEEXIT
     | libc::PTRACE_O_EXITKILL;
 
-/// Makes the caller die with SIGKILL when its parent does (a `kill -9` of
-/// faultline must not leave programs running); with `parent` given, exits at
-/// once if that parent is already gone. Async-signal-safe.
-pub fn die_with_parent(parent: Option<libc::pid_t>) {
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-        if parent.is_some_and(|p| libc::getppid() != p) {
-            libc::_exit(137);
-        }
-    }
-}
-
 /// A launched program.
 #[derive(Debug)]
 pub struct Spawned {

@@ -24,7 +24,6 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use serde::{Deserialize, Serialize};
 
 use crate::host::fdpass;
-use crate::host::launch::die_with_parent;
 
 /// One seccomp filter instruction: code, jt, jf, k.
 pub type Insn = (u16, u8, u8, u32);
@@ -534,6 +533,18 @@ impl Program {
         }
         if crate::host::seccomp::install(&self.filter).is_err() {
             unsafe { libc::_exit(126) };
+        }
+    }
+}
+
+/// Makes the caller die with SIGKILL when its parent does (a `kill -9` of
+/// faultline must not leave programs running); with `parent` given, exits at
+/// once if that parent is already gone. Async-signal-safe.
+pub fn die_with_parent(parent: Option<libc::pid_t>) {
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        if parent.is_some_and(|p| libc::getppid() != p) {
+            libc::_exit(137);
         }
     }
 }
