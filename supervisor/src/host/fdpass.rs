@@ -147,27 +147,8 @@ pub fn send_fd(sock: RawFd, fd: RawFd) {
 /// The descriptor sent alone on `sock`; None if the sender exec'd or died
 /// without sending one.
 pub fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
-    let mut byte = [0u8; 1];
-    let (n, fd) = with_message(byte.as_mut_ptr(), 1, |msg| {
-        // SAFETY: as in `receive`.
-        unsafe {
-            let n = loop {
-                let n = libc::recvmsg(sock.as_raw_fd(), msg, libc::MSG_CMSG_CLOEXEC);
-                if n >= 0 || *libc::__errno_location() != libc::EINTR {
-                    break n;
-                }
-            };
-            let cmsg = libc::CMSG_FIRSTHDR(msg);
-            let fd = (n > 0
-                && !cmsg.is_null()
-                && (*cmsg).cmsg_level == libc::SOL_SOCKET
-                && (*cmsg).cmsg_type == libc::SCM_RIGHTS)
-                .then(|| std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const i32));
-            (n, fd)
-        }
-    });
-    fd.filter(|_| n > 0)
-        .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
+    let (_, fds) = receive(sock).ok()??;
+    fds.into_iter().next()
 }
 
 /// A unix `SOCK_SEQPACKET` pair (messages keep their bounds), both ends

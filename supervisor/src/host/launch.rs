@@ -2,7 +2,7 @@
 //! spawner (`host::spawner`), which forks it under a namespace init and
 //! confines it; the supervisor seizes it there and lets it exec.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 use crate::host::fdpass;
-use crate::host::placement;
 use crate::host::spawner::{Reply, Request, Spawner};
 
 /// Why a program could not be started; reported before any tracee runs.
@@ -205,16 +204,11 @@ pub fn spawn(spec: &LaunchSpec, spawner: &mut Spawner) -> Result<Spawned, Launch
 
 /// What the spawner needs to start `spec`, whose program is at `path`.
 fn request_for(spec: &LaunchSpec, path: &Path) -> Result<Request, LaunchError> {
-    let nul = |s: &str| -> Result<Vec<u8>, LaunchError> {
-        if s.contains('\0') {
-            return Err(LaunchError::Nul(s.to_string()));
-        }
-        Ok(s.as_bytes().to_vec())
-    };
-    let bytes = |p: &Path| -> Result<Vec<u8>, LaunchError> {
-        let b = p.as_os_str().as_bytes();
+    // Its bytes, which a C string cannot carry if they hold a NUL.
+    let bytes = |s: &OsStr| -> Result<Vec<u8>, LaunchError> {
+        let b = s.as_bytes();
         if b.contains(&0) {
-            return Err(LaunchError::Nul(p.display().to_string()));
+            return Err(LaunchError::Nul(s.to_string_lossy().into_owned()));
         }
         Ok(b.to_vec())
     };
@@ -222,33 +216,32 @@ fn request_for(spec: &LaunchSpec, path: &Path) -> Result<Request, LaunchError> {
     // Where the program starts: its own directory, else faultline's now
     // (the spawner's is faultline's when it was forked).
     let cwd = match &spec.cwd {
-        Some(dir) => bytes(dir)?,
+        Some(dir) => bytes(dir.as_os_str())?,
         None => std::env::current_dir()
             .ok()
-            .map(|d| bytes(&d))
+            .map(|d| bytes(d.as_os_str()))
             .transpose()?
             .unwrap_or_default(),
     };
     Ok(Request {
-        path: bytes(path)?,
+        path: bytes(path.as_os_str())?,
         argv: std::iter::once(&spec.program)
             .chain(&spec.args)
-            .map(|a| nul(a))
+            .map(|a| bytes(OsStr::new(a)))
             .collect::<Result<_, _>>()?,
         envp: spec
             .env
             .iter()
-            .map(|(k, v)| nul(&format!("{k}={v}")))
+            .map(|(k, v)| bytes(OsStr::new(&format!("{k}={v}"))))
             .collect::<Result<_, _>>()?,
         cwd,
         mounts: spec
             .mounts
             .iter()
-            .map(|(s, t)| Ok((bytes(s)?, bytes(t)?)))
+            .map(|(s, t)| Ok((bytes(s.as_os_str())?, bytes(t.as_os_str())?)))
             .collect::<Result<_, LaunchError>>()?,
         filter: insns(&spec.filter),
         notify_filter: spec.notify_filter.as_deref().map(insns),
-        cpus: placement::current_cpus(),
         output: spec.output.is_some(),
         channel: spec.channel_fd.is_some(),
         handover: spec.notify_filter.is_some(),

@@ -122,9 +122,8 @@ fn allowed_cpus() -> &'static [usize] {
     ALLOWED.get_or_init(current_cpus)
 }
 
-/// The CPUs the calling thread may run on now (a program starts on
-/// those of the supervisor thread that starts it).
-pub fn current_cpus() -> Vec<usize> {
+/// The CPUs the calling thread may run on now.
+fn current_cpus() -> Vec<usize> {
     // SAFETY: cpu_set_t is plain old data manipulated by the libc macros.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();

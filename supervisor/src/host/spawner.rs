@@ -49,8 +49,6 @@ pub struct Request {
     pub filter: Vec<Insn>,
     /// The notifying filter, installed first with a listener.
     pub notify_filter: Option<Vec<Insn>>,
-    /// The CPUs the program starts on (the supervisor's placement).
-    pub cpus: Vec<usize>,
     /// Two output descriptors come with the request.
     pub output: bool,
     /// The channel's descriptor comes with it.
@@ -134,7 +132,9 @@ fn spawner_failed(doing: &str, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("faultline's spawner: {doing}: {e}"))
 }
 
-/// Forks the spawner; the supervisor's end of its socket.
+/// Forks the spawner; the supervisor's end of its socket. It inherits the
+/// CPU the supervisor was pinned to (`host::placement`), and the programs
+/// it forks inherit it from it.
 fn fork_spawner() -> io::Result<OwnedFd> {
     let (ours, theirs) = fdpass::socket_pair()?;
     // glibc's fork, not a raw clone: it leaves malloc usable in the child
@@ -184,13 +184,7 @@ fn serve(sock: OwnedFd) {
         };
         let (reply, go) = match serde_json::from_slice::<Request>(&bytes) {
             Ok(request) => start_program(&request, &fds, sock.as_raw_fd()),
-            Err(e) => (
-                Reply::Failed {
-                    errno: libc::EINVAL,
-                    doing: format!("reading a start request: {e}"),
-                },
-                None,
-            ),
+            Err(e) => refused(libc::EINVAL, format!("reading a start request: {e}")),
         };
         drop(fds);
         let bytes = serde_json::to_vec(&reply).unwrap_or_else(|_| b"{}".to_vec());
@@ -213,18 +207,16 @@ fn reap(flags: libc::c_int) {
     }
 }
 
-/// A step that failed, with its errno.
+/// A start that failed with `errno` while `doing` something.
+fn refused(errno: i32, doing: impl Into<String>) -> (Reply, Option<OwnedFd>) {
+    let doing = doing.into();
+    (Reply::Failed { errno, doing }, None)
+}
+
+/// A step that failed, with the errno it just set.
 fn failed(doing: &str) -> (Reply, Option<OwnedFd>) {
-    let errno = io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO);
-    (
-        Reply::Failed {
-            errno,
-            doing: doing.to_string(),
-        },
-        None,
-    )
+    let errno = io::Error::last_os_error().raw_os_error();
+    refused(errno.unwrap_or(libc::EIO), doing)
 }
 
 /// A pipe, both ends close-on-exec: (read, write).
@@ -247,16 +239,11 @@ fn start_program(request: &Request, fds: &[OwnedFd], sock: RawFd) -> (Reply, Opt
         + usize::from(request.channel)
         + usize::from(request.handover);
     if fds.len() != wanted {
-        return (
-            Reply::Failed {
-                errno: libc::EINVAL,
-                doing: format!(
-                    "a start request came with {} descriptors, not {wanted}",
-                    fds.len()
-                ),
-            },
-            None,
+        let doing = format!(
+            "a start request came with {} descriptors, not {wanted}",
+            fds.len()
         );
+        return refused(libc::EINVAL, doing);
     }
     let mut next = fds.iter().map(|f| f.as_raw_fd());
     let output = request
@@ -264,32 +251,16 @@ fn start_program(request: &Request, fds: &[OwnedFd], sock: RawFd) -> (Reply, Opt
         .then(|| (next.next().unwrap_or(-1), next.next().unwrap_or(-1)));
     let channel = request.channel.then(|| next.next().unwrap_or(-1));
     let handover = request.handover.then(|| next.next().unwrap_or(-1));
-    if !request.cpus.is_empty() {
-        // SAFETY: cpu_set_t is plain old data manipulated by the libc macros.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            request
-                .cpus
-                .iter()
-                .for_each(|&c| libc::CPU_SET(c, &mut set));
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        }
-    }
     let Some(program) = Program::new(request, output, channel, handover, sock) else {
-        return (
-            Reply::Failed {
-                errno: libc::EINVAL,
-                doing: "a start request has a NUL byte in a path, argument or variable".to_string(),
-            },
-            None,
-        );
+        let doing = "a start request has a NUL byte in a path, argument or variable";
+        return refused(libc::EINVAL, doing);
     };
     let Some((go_read, go_write)) = pipe() else {
         return failed("making the go pipe");
     };
-    // The namespace init reports here: a failed mount as (mount index,
-    // errno), or one byte once it has started the program (which the
-    // spawner then finds among its children without polling).
+    // Reported here: by the namespace init, a failed mount as (mount
+    // index, errno); by the program, one byte once it may be seized (the
+    // spawner then finds it among the init's children without polling).
     let Some((report_read, report_write)) = pipe() else {
         return failed("making the report pipe");
     };
@@ -332,26 +303,12 @@ fn start_program(request: &Request, fds: &[OwnedFd], sock: RawFd) -> (Reply, Opt
         return (Reply::MountFailed { index, errno }, None);
     }
     if n != 1 {
-        return (
-            Reply::Failed {
-                errno: libc::ECHILD,
-                doing: "the program died before it could be seized".to_string(),
-            },
-            None,
-        );
+        return refused(libc::ECHILD, "the program died before it could be seized");
     }
     let pid = match forked {
         Forked::Init(init) => match first_child_of(init) {
             Ok(pid) => pid,
-            Err(e) => {
-                return (
-                    Reply::Failed {
-                        errno: e.raw_os_error().unwrap_or(libc::EIO),
-                        doing: e.to_string(),
-                    },
-                    None,
-                )
-            }
+            Err(e) => return refused(e.raw_os_error().unwrap_or(libc::EIO), e.to_string()),
         },
         Forked::Program(pid) => pid,
     };
