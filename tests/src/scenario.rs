@@ -420,6 +420,16 @@ impl ScenarioRun {
         SeedReport::all_from_stderr(&self.run.stderr).unwrap_or_else(|e| panic!("{e}\n{self}"))
     }
 
+    /// The verdict of the first seed that failed; panics with `missing` and
+    /// the run's output if none did.
+    #[track_caller]
+    pub fn first_failure(&self, missing: &str) -> SeedReport {
+        self.reports()
+            .into_iter()
+            .find(|r| !r.pass)
+            .unwrap_or_else(|| panic!("{missing}\n{self}"))
+    }
+
     /// The one seed verdict (panics unless there is exactly one).
     #[track_caller]
     pub fn report(&self) -> SeedReport {

@@ -54,11 +54,7 @@ fn kv_scenario(tag: &str, server: Server, bug: Option<&str>, puts: u32, eio: f64
 #[track_caller]
 fn assert_lost_put(run: &ScenarioRun) {
     run.expect_code(1);
-    let failed = run
-        .reports()
-        .into_iter()
-        .find(|r| !r.pass)
-        .unwrap_or_else(|| panic!("no FAIL verdict\n{run}"));
+    let failed = run.first_failure("no FAIL verdict");
     assert_eq!(
         failed.node("client"),
         Some(&NodeOutcome::Exit(2)),

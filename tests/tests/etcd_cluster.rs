@@ -157,11 +157,7 @@ fn split_brain_is_caught_by_the_election_safety_probe() {
             .timeout(SLOW),
     );
     run.expect_code(1);
-    let report = run
-        .reports()
-        .into_iter()
-        .find(|r| !r.pass)
-        .unwrap_or_else(|| panic!("no failing seed among the first 3\n{run}"));
+    let report = run.first_failure("no failing seed among the first 3");
     assert!(report.vtime_secs < 6.0, "\n{run}");
     assert!(
         run.run.stderr.contains("check \"election safety\" at t=")
@@ -185,11 +181,7 @@ fn a_member_without_pre_vote_stalls_the_cluster_after_its_partition() {
     let (file, text) = harness_as_is("etcd3-no-pre-vote.toml", "npv");
     let run = run_scenario_twice(&file.runner().timeout(SLOW));
     run.expect_code(1);
-    let report = run
-        .reports()
-        .into_iter()
-        .find(|r| !r.pass)
-        .unwrap_or_else(|| panic!("the pinned seed passed\n{run}"));
+    let report = run.first_failure("the pinned seed passed");
     assert!(
         run.run.stderr.contains("check \"no progress\" at t="),
         "not caught by the liveness check\n{run}"

@@ -42,11 +42,7 @@ fn buggy_kv_scenario(dir: &Path) -> ScenarioFile {
 fn failing_seed(dir: &Path) -> (PathBuf, serde_json::Value) {
     let run = buggy_kv_scenario(dir).runner().seeds(5).run();
     run.expect_code(1);
-    let failed = run
-        .reports()
-        .into_iter()
-        .find(|r| !r.pass)
-        .unwrap_or_else(|| panic!("no FAIL verdict\n{run}"));
+    let failed = run.first_failure("no FAIL verdict");
     let seed_dir = run.seed_dir(failed.seed);
     let report = seed_dir.join("report.json");
     let text = fs::read_to_string(&report)
