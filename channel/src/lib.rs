@@ -17,7 +17,7 @@
 //! into the programs it is loaded into.
 #![no_std]
 
-use core::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 
 /// The descriptor the channel's memfd is inherited on (named again in
 /// `FAULTLINE_CHANNEL_FD`). High, so it never takes a number the program's
@@ -164,7 +164,20 @@ pub struct Header {
     /// after the poster's bump, both with full barriers, so a bump is
     /// either seen or woken for.
     pub sleeping: AtomicU32,
+    /// The version of what every epoll instance would report, as of the
+    /// running thread's answer: the supervisor's count of the changes to
+    /// the simulated network and to its memory of real descriptors, or
+    /// [`UNSETTLED`] while a change may be under way. A patched Go
+    /// runtime's stub answers a zero-timeout epoll wait itself when it is
+    /// still the version its slot's [`Slot::quiet_version`] was found
+    /// quiet at.
+    pub readiness: AtomicU64,
 }
+
+/// [`Header::readiness`]: a change that may make a descriptor ready is
+/// under way (a call passed to the kernel, a process being killed): every
+/// zero-timeout epoll wait goes to the supervisor.
+pub const UNSETTLED: u64 = 0;
 
 /// One thread's mailbox.
 #[repr(C, align(128))]
@@ -280,6 +293,24 @@ pub struct Slot {
     /// else of it: only this thread ran meanwhile, so they come where
     /// their trapped twins would have, and the trace is the same.
     pub wakes: [Wake; WAKES],
+    /// An epoll descriptor of the owner's process whose zero-timeout wait
+    /// found nothing ready at readiness version [`Slot::quiet_version`]:
+    /// while [`Header::readiness`] is still that version, the same wait
+    /// (no signal mask, at least one event asked for) finds nothing again,
+    /// so a patched Go runtime's stub answers it 0 itself, without a round
+    /// trip or a trace event, as the supervisor answers it in place.
+    pub quiet_epfd: i32,
+    /// How many more such waits the stub may answer before one goes to
+    /// the supervisor as a scheduling point (every 64th does, so a thread
+    /// that polls in a loop still gives way). Written by the supervisor,
+    /// counted down by the stub.
+    pub quiet_budget: u32,
+    /// How many the stub answered since the supervisor last took the
+    /// count, at the thread's next request or stop.
+    pub quiet_taken: u32,
+    /// The readiness version [`Slot::quiet_epfd`] was found quiet at
+    /// (never [`UNSETTLED`]).
+    pub quiet_version: u64,
 }
 
 /// One of [`Slot::wakes`]: `futex(addr, FUTEX_WAKE, count)`.

@@ -404,6 +404,9 @@ fn scenario_with_and_without(scenario: Scenario, seed: u64) -> (Counts, Counts) 
             fast: count("fast_calls"),
             handoffs: count("handoffs"),
             noted_wakes: count("noted_wakes"),
+            quiet_polls: count("quiet_polls"),
+            quiet_polls_in_stub: count("quiet_polls_in_stub"),
+            preemptions: count("preemptions"),
         };
         (run.report(), counts)
     };
@@ -429,6 +432,9 @@ struct Counts {
     fast: u64,
     handoffs: u64,
     noted_wakes: u64,
+    quiet_polls: u64,
+    quiet_polls_in_stub: u64,
+    preemptions: u64,
 }
 
 #[test]
@@ -499,6 +505,43 @@ fn etcd_makes_its_runtime_calls_over_the_channel_and_runs_the_same() {
         with.noted_wakes,
         with.fast
     );
+    // Its scheduler's zero-timeout polls of the network that find nothing
+    // are answered in place on both paths (the same trace), and most of
+    // them by the stub itself, without a round trip.
+    assert!(
+        with.quiet_polls > 100 && with.quiet_polls == without.quiet_polls,
+        "{} quiet polls, {} without the fast path",
+        with.quiet_polls,
+        without.quiet_polls
+    );
+    assert!(
+        with.quiet_polls_in_stub * 2 > with.quiet_polls && without.quiet_polls_in_stub == 0,
+        "{} of {} quiet polls answered by the stub",
+        with.quiet_polls_in_stub,
+        with.quiet_polls
+    );
+}
+
+#[test]
+fn a_go_threads_polls_in_a_loop_are_answered_in_place_and_still_give_way() {
+    // A Go thread polls an epoll instance with a zero timeout until a
+    // goroutine on another thread sets a flag: each poll that finds nothing
+    // is answered in place, with no trace event, on both paths; every 64th
+    // of the thread is a scheduling point, so the other thread gets its
+    // turn and the watchdog never has to stop the loop.
+    let scenario = Scenario::new("quiet-poll", "5s").node(Node::program(
+        "n1",
+        Program::go("quietpoll"),
+        [] as [&str; 0],
+    ));
+    let (with, without) = scenario_with_and_without(scenario, 2);
+    assert!(
+        with.quiet_polls >= 63 && with.quiet_polls == without.quiet_polls,
+        "{} quiet polls, {} without the fast path",
+        with.quiet_polls,
+        without.quiet_polls
+    );
+    assert_eq!((with.preemptions, without.preemptions), (0, 0));
 }
 
 #[test]

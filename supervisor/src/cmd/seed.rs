@@ -450,6 +450,8 @@ fn report(
         fast_calls: outcome.fast_calls,
         handoffs: outcome.handoffs,
         noted_wakes: outcome.noted_wakes,
+        quiet_polls: outcome.quiet_polls,
+        quiet_polls_in_stub: outcome.quiet_polls_in_stub,
         preemptions: outcome.preemptions,
         host_state: outcome.host_state.clone(),
         diagnostics: crate::sim::diagnostics::counts(&outcome.diagnostics),

@@ -33,6 +33,8 @@ impl Supervisor {
         peek: Peek,
         pokes: Option<SlotPokes>,
     ) -> bool {
+        // What the call decides may change what epoll waits find.
+        self.unsettle_readiness();
         // A SIGKILL the caller's step sent has its effect before the call
         // is decided, not whenever the kernel delivers it (a failure to
         // wait shows at the run loop's next settle, which ends the run).

@@ -17,6 +17,7 @@ mod notified;
 mod pause;
 pub mod probes;
 mod progress;
+mod quiet_polls;
 mod run;
 mod signals;
 mod step;
@@ -134,6 +135,12 @@ pub struct Outcome {
     /// Futex wakes a patched Go runtime made without a round trip (among
     /// `fast_calls`).
     pub noted_wakes: u64,
+    /// Zero-timeout epoll waits of Go programs that found nothing, answered
+    /// in place (by the supervisor, or by a patched runtime's stub without
+    /// a round trip): not scheduling points, no trace events.
+    pub quiet_polls: u64,
+    /// Of `quiet_polls`, those a patched runtime's stub answered itself.
+    pub quiet_polls_in_stub: u64,
     /// The trace hash.
     pub hash: u64,
     /// Times the watchdog had to preempt a thread.
@@ -213,6 +220,13 @@ pub struct Supervisor {
     signal_senders: HashMap<i32, Vec<i32>>,
     /// The wakes left from a decision whose thread was let run ahead.
     later_wakes: Option<ahead::LaterWakes>,
+    /// Quiet zero-timeout epoll waits answered in place so far, and of
+    /// them those a stub answered itself.
+    quiet_polls: u64,
+    quiet_polls_in_stub: u64,
+    /// Versions of what epoll waits would find, for the stubs that answer
+    /// quiet ones themselves.
+    readiness: quiet_polls::ReadinessVersions,
     pub(crate) watchdog: Arc<Watchdog>,
     preemptions: u64,
     /// Threads with a watchdog SIGSTOP still pending from a step that
@@ -353,6 +367,9 @@ impl Supervisor {
             signal_generation: 0,
             signal_senders: HashMap::default(),
             later_wakes: None,
+            quiet_polls: 0,
+            quiet_polls_in_stub: 0,
+            readiness: Default::default(),
             watchdog,
             preemptions: 0,
             stale_stops: HashSet::default(),

@@ -139,6 +139,7 @@ impl Supervisor {
     /// `tid` of `pid` is about to run at `ahead` ns after the current
     /// time: its time page shows that time and the watchdog watches it.
     pub(crate) fn runs_ahead(&mut self, pid: i32, tid: i32, ahead: u64) {
+        self.publish_readiness(tid);
         self.refresh_vdso(pid, ahead);
         self.watchdog.running(pid, tid);
     }
@@ -172,11 +173,13 @@ impl Supervisor {
     pub(super) fn run_until_stopped(&mut self, vtid: Vtid) -> Result<(), launch::LaunchError> {
         loop {
             let event = self.next_event(vtid)?;
+            self.unsettle_readiness();
             if self.is_own_event(vtid, &event) {
                 if self.later_wakes.is_some() {
                     self.finish_later_wakes();
                 }
                 self.take_noted_wakes(vtid);
+                self.take_stub_quiet_polls(vtid);
                 if matches!(event, crate::fast_path::channel::Event::Stop(..)) {
                     self.give_back_held_mask(vtid);
                 }
@@ -277,6 +280,11 @@ impl Supervisor {
         match tracee::get_regs(tid) {
             Ok(regs) => {
                 self.sim.threads.get_mut(&vtid).expect("thread").regs = regs;
+                let args = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
+                if let Some(v) = self.answer_quiet_poll(vtid, regs.orig_rax as i64, &args) {
+                    super::dispatch::return_in_place(tid, regs, v);
+                    return StepEnd::Running;
+                }
                 if !self.dispatch(vtid, regs, Peek::default(), None) {
                     return StepEnd::Running;
                 }

@@ -94,7 +94,7 @@ impl WaitScope {
     }
 
     /// Whether a process was sent a SIGKILL and is not reaped yet.
-    fn any_doomed(&self) -> bool {
+    pub(super) fn any_doomed(&self) -> bool {
         !self.doomed.is_empty()
     }
 }

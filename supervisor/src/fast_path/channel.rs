@@ -394,6 +394,55 @@ impl Channel {
         wakes.into_iter().take(n)
     }
 
+    /// Publishes the readiness version the running thread's stub compares
+    /// with its slot's ([`ch::Header::readiness`]; [`ch::UNSETTLED`]: none).
+    pub fn publish_readiness(&self, version: u64) {
+        self.header().readiness.store(version, Ordering::Release);
+    }
+
+    /// Tells `slot`'s thread that its zero-timeout waits on `epfd` find
+    /// nothing while the readiness version is `version`, and how many of
+    /// them its stub may answer itself ([`ch::Slot::quiet_epfd`]). The
+    /// thread does not run.
+    pub fn set_quiet(&self, slot: usize, epfd: i32, version: u64, budget: u32) {
+        let p = self.slot(slot);
+        // SAFETY: inside the mapping; the owner does not run.
+        unsafe {
+            std::ptr::write_volatile(&mut (*p).quiet_epfd, epfd);
+            std::ptr::write_volatile(&mut (*p).quiet_version, version);
+            std::ptr::write_volatile(&mut (*p).quiet_budget, budget);
+        }
+    }
+
+    /// The epoll descriptor `slot`'s thread was last told is quiet, and the
+    /// readiness version it was at ([`ch::UNSETTLED`]: never told). The
+    /// thread does not run.
+    pub fn quiet(&self, slot: usize) -> (i32, u64) {
+        let p = self.slot(slot);
+        // SAFETY: inside the mapping; the owner does not run.
+        unsafe {
+            (
+                std::ptr::read_volatile(&(*p).quiet_epfd),
+                std::ptr::read_volatile(&(*p).quiet_version),
+            )
+        }
+    }
+
+    /// Takes the count of zero-timeout waits `slot`'s stub answered itself
+    /// since the last take ([`ch::Slot::quiet_taken`]). The thread does not
+    /// run.
+    pub fn take_quiet(&self, slot: usize) -> u32 {
+        let p = self.slot(slot);
+        // SAFETY: inside the mapping; the owner does not run.
+        unsafe {
+            let taken = std::ptr::read_volatile(&(*p).quiet_taken);
+            if taken != 0 {
+                std::ptr::write_volatile(&mut (*p).quiet_taken, 0);
+            }
+            taken
+        }
+    }
+
     /// The mask of `slot`'s thread if its stub left its signals held
     /// ([`ch::Slot::held`]), which the caller now gives back: no longer
     /// held. The thread does not run.
@@ -424,6 +473,9 @@ impl Channel {
             (*self.slot(slot)).send_len = 0;
             (*self.slot(slot)).wakes_len = 0;
             (*self.slot(slot)).held = 0;
+            (*self.slot(slot)).quiet_budget = 0;
+            (*self.slot(slot)).quiet_taken = 0;
+            (*self.slot(slot)).quiet_version = ch::UNSETTLED;
             (*self.slot(slot)).owner.store(0, Ordering::Release);
         }
     }

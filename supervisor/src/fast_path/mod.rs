@@ -257,7 +257,8 @@ impl Supervisor {
             }
             return StepEnd::Running;
         }
-        if let Some(v) = self.answer_go_wake(vtid, req.nr, &req.args) {
+        let in_place = self.answer_go_wake(vtid, req.nr, &req.args);
+        if let Some(v) = in_place.or_else(|| self.answer_quiet_poll(vtid, req.nr, &req.args)) {
             self.fast_calls += 1;
             if let Some(chan) = &self.channel {
                 chan.answer(req.slot, req.seq, ch::REPLY_RETURN, v);

@@ -107,6 +107,15 @@ pub struct Report {
     /// a round trip, noted in its slot.
     #[serde(default)]
     pub noted_wakes: u64,
+    /// Zero-timeout epoll waits of Go programs that found nothing,
+    /// answered in place: no scheduling points, no trace events (a patched
+    /// runtime's stub answers most of them without a round trip).
+    #[serde(default)]
+    pub quiet_polls: u64,
+    /// Of `quiet_polls`, those a patched Go runtime's stub answered itself,
+    /// without a round trip.
+    #[serde(default)]
+    pub quiet_polls_in_stub: u64,
     /// Times the watchdog preempted a thread: if not 0, the seed is
     /// possibly non-deterministic (there is no deterministic preemption).
     pub preemptions: u64,

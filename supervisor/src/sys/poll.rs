@@ -269,6 +269,27 @@ impl Sim {
         self.park_net(vec![(epfd, libc::POLLIN)], Vec::new(), Some(key), deadline)
     }
 
+    /// Whether a zero-timeout wait on epoll descriptor `epfd` of `pid`
+    /// would return 0 events from [`Sim::sys_epoll_wait`] without a change
+    /// to anything: the instance has simulated registrations (else the
+    /// kernel answers the wait), none of them is ready, nor are its real
+    /// descriptors. `Some(true)` if `host` remembers those not ready, so
+    /// that it answers the same without a system call until it next
+    /// changes (`HostProbe::memo_epoch`); `None` if the wait finds
+    /// something or is the kernel's to answer.
+    pub(crate) fn epoll_quiet(
+        &mut self,
+        host: &impl HostProbe,
+        pid: i32,
+        epfd: i32,
+    ) -> Option<bool> {
+        let key = self.epoll_key(host, pid, epfd);
+        let quiet = self.net.has_epoll(key)
+            && !self.net.epoll_any_ready(key)
+            && !self.fds_ready(host, pid, &[(epfd, libc::POLLIN)], false);
+        quiet.then(|| host.known_not_ready(pid, epfd, libc::POLLIN))
+    }
+
     /// epoll_ctl: virtual sockets are registered in the supervisor, real
     /// descriptors in the kernel.
     pub(super) fn sys_epoll_ctl(

@@ -1,0 +1,226 @@
+//! A Go program's zero-timeout epoll waits that find nothing are not
+//! scheduling points. Go's scheduler polls the network that way whenever a
+//! thread looks for work (146,461 of the 1.3 million events of the etcd
+//! harness's 60 s seed); such a wait changes nothing and finds what the
+//! thread's last scheduling point left, since no other thread runs in
+//! between. So it is answered 0 in place, without a trace event, on every
+//! path (trapped, over the channel), except every 64th of a thread, which
+//! stays a scheduling point so that a thread polling in a loop still gives
+//! way. A patched runtime's stub goes further: its slot says which epoll
+//! descriptor was found quiet at which readiness version
+//! (`ch::Slot::quiet_epfd`), the header the version that holds while the
+//! thread runs (`ch::Header::readiness`), and while the two agree the stub
+//! answers 0 itself. The supervisor counts those at the thread's next
+//! request or stop. Every path answers the same waits in place, so the
+//! trace is the same on each.
+
+use super::*;
+use crate::sim::host_probe::HostProbe;
+use faultline_channel as ch;
+
+/// One in this many quiet zero-timeout waits of a thread is a scheduling
+/// point, as one in `--clock-step-every` clock reads is.
+const QUIET_POLL_STEP_EVERY: u32 = 64;
+
+/// Versions of what epoll waits would find: a new one whenever the
+/// simulated network or the host's memory of real descriptors changed.
+#[derive(Debug, Default)]
+pub(crate) struct ReadinessVersions {
+    last: Option<(u64, u64)>,
+    version: u64,
+}
+
+impl ReadinessVersions {
+    /// The version at network generation `generation` and host memory
+    /// epoch `memo_epoch` (never `ch::UNSETTLED`).
+    fn at(&mut self, generation: u64, memo_epoch: u64) -> u64 {
+        if self.last != Some((generation, memo_epoch)) {
+            self.last = Some((generation, memo_epoch));
+            self.version += 1;
+        }
+        self.version
+    }
+}
+
+/// Whether `nr(args)` is a wait a quiet epoll instance answers 0 at once:
+/// `epoll_wait`, or `epoll_pwait` with no signal mask, with a zero timeout
+/// and room for an event.
+fn is_zero_poll(nr: i64, args: &[u64; 6]) -> bool {
+    let unmasked = match nr {
+        libc::SYS_epoll_wait => true,
+        libc::SYS_epoll_pwait => args[4] == 0,
+        _ => false,
+    };
+    unmasked && args[2] as i32 > 0 && args[3] as i32 == 0
+}
+
+impl Supervisor {
+    /// If `nr(args)` of `vtid` is a zero-timeout epoll wait of a Go program
+    /// that finds nothing: tells the thread's stub, and returns 0 to answer
+    /// it in place, unless it is the thread's 64th such wait, which is left
+    /// to its handler as a scheduling point.
+    pub(crate) fn answer_quiet_poll(
+        &mut self,
+        vtid: Vtid,
+        nr: i64,
+        args: &[u64; 6],
+    ) -> Option<i64> {
+        if !is_zero_poll(nr, args) {
+            return None;
+        }
+        let pid = self.sim.threads.get(&vtid)?.pid;
+        if !self.go_yields.is_go(self.sim.procs.get(&pid)?.mm) {
+            return None;
+        }
+        let _ = self.settle_doomed();
+        self.tell_descriptor_changes();
+        let epfd = args[0] as i32;
+        let remembered = self.sim.epoll_quiet(&self.host_fds, pid, epfd)?;
+        let th = self.sim.threads.get_mut(&vtid)?;
+        let point = th.quiet_polls + 1 >= QUIET_POLL_STEP_EVERY;
+        th.quiet_polls = if point { 0 } else { th.quiet_polls + 1 };
+        let (count, slot) = (th.quiet_polls, th.gs_slot);
+        let version = self.settled_readiness();
+        if let (Some(chan), Some(version)) = (&self.channel, version) {
+            if let (Some(slot), true) = (slot, remembered) {
+                let budget = (QUIET_POLL_STEP_EVERY - 1).saturating_sub(count);
+                chan.set_quiet(slot, epfd, version, budget);
+            }
+            if !point {
+                chan.publish_readiness(version);
+            }
+        }
+        if point {
+            return None;
+        }
+        self.quiet_polls += 1;
+        Some(0)
+    }
+
+    /// Counts the zero-timeout waits the running thread `vtid`'s stub
+    /// answered itself since its last request or stop.
+    pub(super) fn take_stub_quiet_polls(&mut self, vtid: Vtid) {
+        let (Some(chan), Some(th)) = (&self.channel, self.sim.threads.get_mut(&vtid)) else {
+            return;
+        };
+        let Some(slot) = th.gs_slot else {
+            return;
+        };
+        let taken = chan.take_quiet(slot);
+        th.quiet_polls += taken;
+        self.quiet_polls += u64::from(taken);
+        self.quiet_polls_in_stub += u64::from(taken);
+    }
+
+    /// The readiness version now, or None while a change may be under way
+    /// that the version does not show yet: a call passed to the kernel
+    /// (told to the host side at the next decision), a process killed and
+    /// not yet gone.
+    fn settled_readiness(&mut self) -> Option<u64> {
+        if self.sim.descriptors_touched || self.waits.any_doomed() {
+            return None;
+        }
+        let memo_epoch = self.host_fds.memo_epoch()?;
+        Some(self.readiness.at(self.sim.net.generation(), memo_epoch))
+    }
+
+    /// Thread `tid`, about to run, may answer its quiet waits itself while
+    /// nothing changes: the epoll descriptor it last found quiet is looked
+    /// at again if the version moved since, and the version that holds now
+    /// is published.
+    pub(super) fn publish_readiness(&mut self, tid: i32) {
+        if self.channel.is_none() {
+            return;
+        }
+        if let Some(&vtid) = self.sim.by_tid.get(&tid) {
+            self.refresh_quiet(vtid);
+        }
+        let version = self.settled_readiness().unwrap_or(ch::UNSETTLED);
+        if let Some(chan) = &self.channel {
+            chan.publish_readiness(version);
+        }
+    }
+
+    /// Tells `vtid`'s stub again whether the epoll descriptor its last
+    /// quiet wait was on is still quiet, if the readiness version moved
+    /// since: between two of a Go thread's polls other threads run, and
+    /// the network changes, but mostly not that instance's readiness.
+    fn refresh_quiet(&mut self, vtid: Vtid) {
+        let (Some(chan), Some(th)) = (&self.channel, self.sim.threads.get(&vtid)) else {
+            return;
+        };
+        let (Some(slot), pid, count) = (th.gs_slot, th.pid, th.quiet_polls) else {
+            return;
+        };
+        let (epfd, seen) = chan.quiet(slot);
+        let now = self.settled_readiness();
+        if seen == ch::UNSETTLED || now.is_none() || now == Some(seen) {
+            return;
+        }
+        if self.sim.epoll_quiet(&self.host_fds, pid, epfd) != Some(true) {
+            return;
+        }
+        // Looking may have changed the version (an epoll dup resolved).
+        let version = self.settled_readiness();
+        if let (Some(chan), Some(version)) = (&self.channel, version) {
+            let budget = (QUIET_POLL_STEP_EVERY - 1).saturating_sub(count);
+            chan.set_quiet(slot, epfd, version, budget);
+        }
+    }
+
+    /// The supervisor is about to decide something: what the published
+    /// version says may change, so no stub answers a wait meanwhile.
+    pub(super) fn unsettle_readiness(&self) {
+        if let Some(chan) = &self.channel {
+            chan.publish_readiness(ch::UNSETTLED);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_changes_exactly_when_what_it_stands_for_does() {
+        let mut v = ReadinessVersions::default();
+        let first = v.at(5, 1);
+        assert_ne!(first, ch::UNSETTLED);
+        assert_eq!(v.at(5, 1), first, "nothing changed");
+        let second = v.at(6, 1);
+        assert_ne!(second, first, "the network changed");
+        assert_ne!(v.at(6, 2), second, "the host's memory changed");
+        assert_ne!(v.at(5, 1), first, "back to old numbers is still new");
+    }
+
+    #[test]
+    fn only_a_zero_timeout_wait_without_a_mask_is_a_zero_poll() {
+        let wait = |max: u64, timeout: u64, mask: u64| [4, 0x1000, max, timeout, mask, 8];
+        assert!(is_zero_poll(libc::SYS_epoll_pwait, &wait(128, 0, 0)));
+        assert!(
+            !is_zero_poll(libc::SYS_epoll_pwait, &wait(128, 10, 0)),
+            "waits"
+        );
+        assert!(
+            !is_zero_poll(libc::SYS_epoll_pwait, &wait(128, u64::MAX, 0)),
+            "forever"
+        );
+        assert!(
+            !is_zero_poll(libc::SYS_epoll_pwait, &wait(128, 0, 0x2000)),
+            "a mask"
+        );
+        assert!(
+            !is_zero_poll(libc::SYS_epoll_pwait, &wait(0, 0, 0)),
+            "EINVAL"
+        );
+        assert!(is_zero_poll(libc::SYS_epoll_wait, &wait(128, 0, 0)));
+        assert!(
+            !is_zero_poll(libc::SYS_epoll_wait, &wait(128, 1, 0)),
+            "waits"
+        );
+        assert!(
+            !is_zero_poll(libc::SYS_epoll_pwait2, &wait(128, 0, 0)),
+            "a timespec"
+        );
+    }
+}
