@@ -208,6 +208,28 @@ fn a_member_without_pre_vote_stalls_the_cluster_after_its_partition() {
     run.expect_pass();
 }
 
+/// "fsyncgate" with the unmodified etcd: on the pinned seed n1 is restarted
+/// without a reboot after fsync `EIO`s at 10.9 s and 11.0 s, trusts WAL
+/// entries its disk never stored, loses them in a crash at 13.9 s, and
+/// raft panics as it restarts. The pin is the first seed the file is run
+/// with, and the run stops there.
+#[test]
+fn restart_after_eio_loses_acknowledged_raft_entries() {
+    let (file, _) = harness_as_is("etcd3-restart-after-eio.toml", "rae");
+    let run = run_scenario_twice(&file.runner().timeout(SLOW));
+    run.expect_code(1);
+    let report = run.first_failure("the pinned seed passed");
+    assert_eq!(report.seed, 0xeb92_b9fc_7199_9c2b, "\n{run}");
+    assert!(
+        run.run.stderr.contains("panic: tocommit(")
+            && run
+                .run
+                .stderr
+                .contains("Was the raft log corrupted, truncated, or lost?"),
+        "not raft's lost-log panic\n{run}"
+    );
+}
+
 /// On this seed the injected fsync error hits the WAL n3 creates at 1.0 s,
 /// and etcd panics with `panic: failed to create WAL` where elsewhere it
 /// exits on a failed fsync: its expected answer to the fault, which the
