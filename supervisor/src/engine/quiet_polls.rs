@@ -15,7 +15,7 @@
 //! trace is the same on each.
 
 use super::*;
-use crate::sim::host_probe::HostProbe;
+use crate::sim::host_probe::{HostProbe, MemoryOnly};
 use faultline_channel as ch;
 
 /// One in this many quiet zero-timeout waits of a thread is a scheduling
@@ -157,7 +157,10 @@ impl Supervisor {
         if seen == ch::UNSETTLED || now.is_none() || now == Some(seen) {
             return;
         }
-        if self.sim.epoll_quiet(&self.host_fds, pid, epfd) != Some(true) {
+        // From what the host remembers only: a probe's system call here
+        // would delay the thread's answer.
+        let host = MemoryOnly::new(&self.host_fds);
+        if self.sim.epoll_quiet(&host, pid, epfd) != Some(true) {
             return;
         }
         // Looking may have changed the version (an epoll dup resolved).
