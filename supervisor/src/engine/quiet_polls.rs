@@ -22,6 +22,13 @@ use faultline_channel as ch;
 /// point, as one in `--clock-step-every` clock reads is.
 const QUIET_POLL_STEP_EVERY: u32 = 64;
 
+/// How many more quiet waits a thread's stub may answer itself when
+/// `count` have been answered in place since its last scheduling point at
+/// one: the rest up to the 64th, which goes to the supervisor.
+fn stub_budget(count: u32) -> u32 {
+    (QUIET_POLL_STEP_EVERY - 1).saturating_sub(count)
+}
+
 /// Versions of what epoll waits would find: a new one whenever the
 /// simulated network or the host's memory of real descriptors changed.
 #[derive(Debug, Default)]
@@ -83,8 +90,7 @@ impl Supervisor {
         let version = self.settled_readiness();
         if let (Some(chan), Some(version)) = (&self.channel, version) {
             if let (Some(slot), true) = (slot, remembered) {
-                let budget = (QUIET_POLL_STEP_EVERY - 1).saturating_sub(count);
-                chan.set_quiet(slot, epfd, version, budget);
+                chan.set_quiet(slot, epfd, version, stub_budget(count));
             }
             if !point {
                 chan.publish_readiness(version);
@@ -153,21 +159,21 @@ impl Supervisor {
             return;
         };
         let (epfd, seen) = chan.quiet(slot);
-        let now = self.settled_readiness();
-        if seen == ch::UNSETTLED || now.is_none() || now == Some(seen) {
+        let Some(version) = self.settled_readiness() else {
+            return;
+        };
+        if seen == ch::UNSETTLED || version == seen {
             return;
         }
         // From what the host remembers only: a probe's system call here
-        // would delay the thread's answer.
+        // would delay the thread's answer. Nor can it change the version:
+        // it resolves no epoll dup and polls nothing.
         let host = MemoryOnly::new(&self.host_fds);
         if self.sim.epoll_quiet(&host, pid, epfd) != Some(true) {
             return;
         }
-        // Looking may have changed the version (an epoll dup resolved).
-        let version = self.settled_readiness();
-        if let (Some(chan), Some(version)) = (&self.channel, version) {
-            let budget = (QUIET_POLL_STEP_EVERY - 1).saturating_sub(count);
-            chan.set_quiet(slot, epfd, version, budget);
+        if let Some(chan) = &self.channel {
+            chan.set_quiet(slot, epfd, version, stub_budget(count));
         }
     }
 

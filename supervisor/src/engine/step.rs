@@ -280,7 +280,7 @@ impl Supervisor {
         match tracee::get_regs(tid) {
             Ok(regs) => {
                 self.sim.threads.get_mut(&vtid).expect("thread").regs = regs;
-                let args = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
+                let args = crate::sim::memory::syscall_args(&regs);
                 if let Some(v) = self.answer_quiet_poll(vtid, regs.orig_rax as i64, &args) {
                     super::dispatch::return_in_place(tid, regs, v);
                     return StepEnd::Running;

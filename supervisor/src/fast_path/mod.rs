@@ -371,7 +371,7 @@ impl Supervisor {
                 // until then), as the syscall-exit stop is on the ptrace path.
                 if let Some(r) = regs {
                     pass_nr = r.orig_rax as i64;
-                    pass_args = [r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9];
+                    pass_args = crate::sim::memory::syscall_args(&r);
                 }
                 self.exit_hook = Some(hook);
                 (ch::REPLY_PASS_REPORT, 0)

@@ -8,6 +8,12 @@ use std::io;
 /// A saved register file of a stopped tracee thread.
 pub type Regs = libc::user_regs_struct;
 
+/// The six arguments of the system call `regs` were stopped at, in the
+/// call's order (rdi, rsi, rdx, r10, r8, r9).
+pub fn syscall_args(regs: &Regs) -> [u64; 6] {
+    [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9]
+}
+
 /// Whether `a..a + a_len` and `b..b + b_len` share a byte: a write over
 /// memory a copy was taken of, or a read of bytes still to be written.
 pub fn overlaps(a: u64, a_len: usize, b: u64, b_len: usize) -> bool {

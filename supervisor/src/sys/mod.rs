@@ -71,7 +71,7 @@ impl<M: Memory> Call<M> {
             tid,
             pid,
             nr: regs.orig_rax as i64,
-            a: [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9],
+            a: crate::sim::memory::syscall_args(&regs),
             regs,
             mem,
         }
