@@ -294,24 +294,38 @@ pub struct Slot {
     /// their trapped twins would have, and the trace is the same.
     pub wakes: [Wake; WAKES],
     /// An epoll descriptor of the owner's process whose zero-timeout wait
-    /// found nothing ready at readiness version [`Slot::quiet_version`]:
-    /// while [`Header::readiness`] is still that version, the same wait
-    /// (no signal mask, at least one event asked for) finds nothing again,
-    /// so a patched Go runtime's stub answers it 0 itself, without a round
-    /// trip or a trace event, as the supervisor answers it in place.
+    /// found nothing ready at readiness version [`Slot::quiet_version`]
+    /// (negative: the complement of the one last found so, which was not
+    /// at that version): while [`Header::readiness`] is still that version, the
+    /// same wait (no signal mask, at least one event asked for) finds
+    /// nothing again, so a patched Go runtime's stub answers it 0 itself,
+    /// without a round trip or a trace event, as the supervisor answers it
+    /// in place.
     pub quiet_epfd: i32,
-    /// How many more such waits the stub may answer before one goes to
-    /// the supervisor as a scheduling point (every 64th does, so a thread
-    /// that polls in a loop still gives way). Written by the supervisor,
-    /// counted down by the stub.
+    /// How many more such waits and reads ([`Slot::empty_fd`]) the stub
+    /// may answer before one goes to the supervisor as a scheduling point
+    /// (every 64th does, so a thread that polls in a loop still gives
+    /// way). Written by the supervisor, counted down by the stub.
     pub quiet_budget: u32,
     /// How many the stub answered since the supervisor last took the
-    /// count, at the thread's next request or stop.
+    /// count, at the thread's next request or stop: the quiet waits in the
+    /// low 16 bits, the empty reads in the high 16 (each fewer than the
+    /// budget between two takes).
     pub quiet_taken: u32,
-    /// The readiness version [`Slot::quiet_epfd`] was found quiet at
-    /// (never [`UNSETTLED`]).
+    /// A simulated socket of the owner's process with nothing to read at
+    /// readiness version [`Slot::quiet_version`] (negative: the complement
+    /// of the one last found so, as for [`Slot::quiet_epfd`]): while that
+    /// version holds, a `read` of it through package syscall fails with
+    /// EAGAIN again, so the stub answers that itself, as the supervisor
+    /// answers it in place.
+    pub empty_fd: i32,
+    /// The readiness version at which [`Slot::quiet_epfd`] was found quiet
+    /// and [`Slot::empty_fd`] empty (never [`UNSETTLED`]).
     pub quiet_version: u64,
 }
+
+/// What one of a stub's empty reads adds to [`Slot::quiet_taken`].
+pub const EMPTY_READ_TAKEN: u32 = 1 << 16;
 
 /// One of [`Slot::wakes`]: `futex(addr, FUTEX_WAKE, count)`.
 #[repr(C)]

@@ -406,7 +406,13 @@ fn scenario_with_and_without(scenario: Scenario, seed: u64) -> (Counts, Counts) 
             noted_wakes: count("noted_wakes"),
             quiet_polls: count("quiet_polls"),
             quiet_polls_in_stub: count("quiet_polls_in_stub"),
+            empty_reads: count("empty_reads"),
+            empty_reads_in_stub: count("empty_reads_in_stub"),
             preemptions: count("preemptions"),
+            n1_stdout: run
+                .node_output(seed, "n1", "stdout")
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default(),
         };
         (run.report(), counts)
     };
@@ -434,7 +440,11 @@ struct Counts {
     noted_wakes: u64,
     quiet_polls: u64,
     quiet_polls_in_stub: u64,
+    empty_reads: u64,
+    empty_reads_in_stub: u64,
     preemptions: u64,
+    /// What node n1 printed.
+    n1_stdout: String,
 }
 
 #[test]
@@ -520,6 +530,21 @@ fn etcd_makes_its_runtime_calls_over_the_channel_and_runs_the_same() {
         with.quiet_polls_in_stub,
         with.quiet_polls
     );
+    // Its network code's reads until EAGAIN, likewise: in place on both
+    // paths, nearly all by the stub (the read before left the socket
+    // empty, and nothing changed since).
+    assert!(
+        with.empty_reads > 100 && with.empty_reads == without.empty_reads,
+        "{} empty reads, {} without the fast path",
+        with.empty_reads,
+        without.empty_reads
+    );
+    assert!(
+        with.empty_reads_in_stub * 2 > with.empty_reads && without.empty_reads_in_stub == 0,
+        "{} of {} empty reads answered by the stub",
+        with.empty_reads_in_stub,
+        with.empty_reads
+    );
 }
 
 #[test]
@@ -542,6 +567,39 @@ fn a_go_threads_polls_in_a_loop_are_answered_in_place_and_still_give_way() {
         without.quiet_polls
     );
     assert_eq!((with.preemptions, without.preemptions), (0, 0));
+}
+
+#[test]
+fn a_go_threads_reads_of_an_empty_socket_are_answered_in_place_until_data_comes() {
+    // A Go thread reads an empty non-blocking simulated socket in a loop
+    // until a goroutine on another thread sets a flag, then until the
+    // peer's "ping" arrives. Each read that fails with EAGAIN is answered
+    // in place, with no trace event, on both paths, most by the stub; every
+    // 64th is a scheduling point, so the other thread runs and virtual
+    // time moves on until the data is there, and the stub never answers
+    // EAGAIN once it is.
+    let scenario = Scenario::new("empty-read", "5s").node(Node::program(
+        "n1",
+        Program::go("emptyread"),
+        [] as [&str; 0],
+    ));
+    let (with, without) = scenario_with_and_without(scenario, 2);
+    assert!(
+        with.empty_reads >= 63 && with.empty_reads == without.empty_reads,
+        "{} empty reads, {} without the fast path",
+        with.empty_reads,
+        without.empty_reads
+    );
+    assert!(
+        with.empty_reads_in_stub * 2 > with.empty_reads && without.empty_reads_in_stub == 0,
+        "{} of {} empty reads answered by the stub",
+        with.empty_reads_in_stub,
+        with.empty_reads
+    );
+    assert_eq!((with.preemptions, without.preemptions), (0, 0));
+    for out in [&with.n1_stdout, &without.n1_stdout] {
+        assert!(out.contains("got ping"), "the data never came: {out:?}");
+    }
 }
 
 #[test]

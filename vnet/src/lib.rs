@@ -324,6 +324,19 @@ impl Network {
         }
     }
 
+    /// Whether a [`Network::recv`] of `sock` would fail with `WouldBlock`
+    /// now (a stream's; false for other sockets), without receiving: a
+    /// supervisor can then answer a non-blocking read without making it.
+    pub fn recv_would_block(&self, sock: SocketId) -> bool {
+        let Ok(s) = self.sock(sock) else {
+            return false;
+        };
+        match &s.proto {
+            Proto::Stream(state) => self.stream_recv_would_block(*state, s.error.is_some()),
+            Proto::Listener(_) | Proto::Dgram(_) => false,
+        }
+    }
+
     /// Shuts down one or both directions (`shutdown(2)`).
     pub fn shutdown(&mut self, sock: SocketId, how: Shutdown, now: u64) -> Result<()> {
         match &self.sock(sock)?.proto {

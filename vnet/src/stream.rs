@@ -210,6 +210,20 @@ impl Network {
         Ok(Received::bytes(data))
     }
 
+    /// Whether [`Network::stream_recv`] would fail with `WouldBlock` now,
+    /// changing nothing: connecting, or connected with nothing to read, the
+    /// read side open, no reset and no error pending.
+    pub(crate) fn stream_recv_would_block(&self, state: StreamState, error: bool) -> bool {
+        match state {
+            StreamState::Connecting(_) => true,
+            StreamState::Connected(c, side) => {
+                let end = &self.conns[&c].sides[side];
+                end.recv.is_empty() && !end.read_closed() && !end.reset && !error
+            }
+            StreamState::Fresh | StreamState::Failed => false,
+        }
+    }
+
     /// Closes one or both directions; closing writes sends a FIN after the
     /// data already queued.
     pub(crate) fn stream_shutdown(

@@ -452,6 +452,8 @@ fn report(
         noted_wakes: outcome.noted_wakes,
         quiet_polls: outcome.quiet_polls,
         quiet_polls_in_stub: outcome.quiet_polls_in_stub,
+        empty_reads: outcome.empty_reads,
+        empty_reads_in_stub: outcome.empty_reads_in_stub,
         preemptions: outcome.preemptions,
         host_state: outcome.host_state.clone(),
         diagnostics: crate::sim::diagnostics::counts(&outcome.diagnostics),

@@ -141,6 +141,11 @@ pub struct Outcome {
     pub quiet_polls: u64,
     /// Of `quiet_polls`, those a patched runtime's stub answered itself.
     pub quiet_polls_in_stub: u64,
+    /// Reads of Go programs that failed with EAGAIN on an empty
+    /// non-blocking simulated socket, answered in place as quiet polls are.
+    pub empty_reads: u64,
+    /// Of `empty_reads`, those a patched runtime's stub answered itself.
+    pub empty_reads_in_stub: u64,
     /// The trace hash.
     pub hash: u64,
     /// Times the watchdog had to preempt a thread.
@@ -224,6 +229,9 @@ pub struct Supervisor {
     /// them those a stub answered itself.
     quiet_polls: u64,
     quiet_polls_in_stub: u64,
+    /// The same for reads of empty sockets.
+    empty_reads: u64,
+    empty_reads_in_stub: u64,
     /// Versions of what epoll waits would find, for the stubs that answer
     /// quiet ones themselves.
     readiness: quiet_polls::ReadinessVersions,
@@ -369,6 +377,8 @@ impl Supervisor {
             later_wakes: None,
             quiet_polls: 0,
             quiet_polls_in_stub: 0,
+            empty_reads: 0,
+            empty_reads_in_stub: 0,
             readiness: Default::default(),
             watchdog,
             preemptions: 0,

@@ -122,6 +122,8 @@ impl Supervisor {
             noted_wakes: self.channel.as_ref().map_or(0, |c| c.noted_wakes()),
             quiet_polls: self.quiet_polls,
             quiet_polls_in_stub: self.quiet_polls_in_stub,
+            empty_reads: self.empty_reads,
+            empty_reads_in_stub: self.empty_reads_in_stub,
             hash: self.sim.trace.hash(),
             preemptions: self.preemptions,
             host_state: std::mem::take(&mut self.sim.host_state)

@@ -179,7 +179,7 @@ impl Supervisor {
                     self.finish_later_wakes();
                 }
                 self.take_noted_wakes(vtid);
-                self.take_stub_quiet_polls(vtid);
+                self.take_stub_quiet_calls(vtid);
                 if matches!(event, crate::fast_path::channel::Event::Stop(..)) {
                     self.give_back_held_mask(vtid);
                 }
@@ -281,7 +281,7 @@ impl Supervisor {
             Ok(regs) => {
                 self.sim.threads.get_mut(&vtid).expect("thread").regs = regs;
                 let args = crate::sim::memory::syscall_args(&regs);
-                if let Some(v) = self.answer_quiet_poll(vtid, regs.orig_rax as i64, &args) {
+                if let Some(v) = self.answer_quiet_call(vtid, regs.orig_rax as i64, &args) {
                     super::dispatch::return_in_place(tid, regs, v);
                     return StepEnd::Running;
                 }

@@ -33,6 +33,17 @@ pub enum Event {
     Notified(crate::host::notify::Notification),
 }
 
+/// The descriptors whose calls a patched Go runtime's stub answers itself
+/// while the readiness version holds (`engine::quiet_polls`); negative:
+/// the complement of a descriptor whose calls it does not answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuietFds {
+    /// An epoll instance whose zero-timeout waits find nothing.
+    pub epfd: i32,
+    /// A socket whose reads fail with EAGAIN.
+    pub read_fd: i32,
+}
+
 /// The channel of one run.
 pub struct Channel {
     memfd: OwnedFd,
@@ -400,38 +411,40 @@ impl Channel {
         self.header().readiness.store(version, Ordering::Release);
     }
 
-    /// Tells `slot`'s thread that its zero-timeout waits on `epfd` find
-    /// nothing while the readiness version is `version`, and how many of
-    /// them its stub may answer itself ([`ch::Slot::quiet_epfd`]). The
-    /// thread does not run.
-    pub fn set_quiet(&self, slot: usize, epfd: i32, version: u64, budget: u32) {
+    /// Tells `slot`'s thread which of its calls find nothing while the
+    /// readiness version is `version` (`fds`), and how many such calls
+    /// its stub may answer itself ([`ch::Slot::quiet_epfd`]). The thread
+    /// does not run.
+    pub fn set_quiet(&self, slot: usize, fds: QuietFds, version: u64, budget: u32) {
         let p = self.slot(slot);
         // SAFETY: inside the mapping; the owner does not run.
         unsafe {
-            std::ptr::write_volatile(&mut (*p).quiet_epfd, epfd);
+            std::ptr::write_volatile(&mut (*p).quiet_epfd, fds.epfd);
+            std::ptr::write_volatile(&mut (*p).empty_fd, fds.read_fd);
             std::ptr::write_volatile(&mut (*p).quiet_version, version);
             std::ptr::write_volatile(&mut (*p).quiet_budget, budget);
         }
     }
 
-    /// The epoll descriptor `slot`'s thread was last told is quiet, and the
-    /// readiness version it was at ([`ch::UNSETTLED`]: never told). The
-    /// thread does not run.
-    pub fn quiet(&self, slot: usize) -> (i32, u64) {
+    /// What `slot`'s thread was last told finds nothing, and the readiness
+    /// version it was at ([`ch::UNSETTLED`]: never told). The thread does
+    /// not run.
+    pub fn quiet(&self, slot: usize) -> (QuietFds, u64) {
         let p = self.slot(slot);
         // SAFETY: inside the mapping; the owner does not run.
         unsafe {
-            (
-                std::ptr::read_volatile(&(*p).quiet_epfd),
-                std::ptr::read_volatile(&(*p).quiet_version),
-            )
+            let fds = QuietFds {
+                epfd: std::ptr::read_volatile(&(*p).quiet_epfd),
+                read_fd: std::ptr::read_volatile(&(*p).empty_fd),
+            };
+            (fds, std::ptr::read_volatile(&(*p).quiet_version))
         }
     }
 
-    /// Takes the count of zero-timeout waits `slot`'s stub answered itself
-    /// since the last take ([`ch::Slot::quiet_taken`]). The thread does not
-    /// run.
-    pub fn take_quiet(&self, slot: usize) -> u32 {
+    /// Takes the counts of quiet waits and empty reads `slot`'s stub
+    /// answered itself since the last take ([`ch::Slot::quiet_taken`]).
+    /// The thread does not run.
+    pub fn take_quiet(&self, slot: usize) -> (u32, u32) {
         let p = self.slot(slot);
         // SAFETY: inside the mapping; the owner does not run.
         unsafe {
@@ -439,7 +452,7 @@ impl Channel {
             if taken != 0 {
                 std::ptr::write_volatile(&mut (*p).quiet_taken, 0);
             }
-            taken
+            (taken % ch::EMPTY_READ_TAKEN, taken / ch::EMPTY_READ_TAKEN)
         }
     }
 

@@ -80,6 +80,8 @@ std::arch::global_asm!(
     "mov dword ptr gs:[{busy}], 0",
     "jmp 8f",
     "44:",
+    "cmp r11d, {caller_syscall}",
+    "je 48f",
     // The network poller's zero-timeout epoll wait on the descriptor the
     // supervisor found quiet, at the readiness version that still holds,
     // finds nothing again: 0 at once, counted for the supervisor, while
@@ -94,6 +96,8 @@ std::arch::global_asm!(
     "jnz 40f",
     "test edx, edx",
     "jle 40f",
+    "test edi, edi",
+    "js 40f",
     "cmp edi, dword ptr gs:[{quiet_epfd}]",
     "jne 40f",
     "cmp dword ptr gs:[{quiet_budget}], 0",
@@ -129,6 +133,30 @@ std::arch::global_asm!(
     "add dword ptr gs:[{wakes_len}], 1",
     "mov dword ptr gs:[{busy}], 0",
     "xor eax, eax",
+    "ret",
+    // A `read` through package syscall of the socket the supervisor found
+    // empty, at the readiness version that still holds, fails with EAGAIN
+    // again: at once, counted for the supervisor, while the shared budget
+    // lasts (`ch::Slot::empty_fd`).
+    "48:",
+    "cmp rax, {sys_read}",
+    "jne 40f",
+    "test edi, edi",
+    "js 40f",
+    "cmp edi, dword ptr gs:[{empty_fd}]",
+    "jne 40f",
+    "cmp dword ptr gs:[{quiet_budget}], 0",
+    "je 40f",
+    "mov ecx, {header}",
+    "mov rcx, qword ptr [rcx + {readiness}]",
+    "test rcx, rcx",
+    "jz 40f",
+    "cmp rcx, qword ptr gs:[{quiet_version}]",
+    "jne 40f",
+    "sub dword ptr gs:[{quiet_budget}], 1",
+    "add dword ptr gs:[{quiet_taken}], {empty_read_taken}",
+    "mov dword ptr gs:[{busy}], 0",
+    "mov rax, {eagain}",
     "ret",
     "40:",
     // r11: which kind of site called (`ch::Slot::caller`).
@@ -415,6 +443,10 @@ std::arch::global_asm!(
     quiet_budget = const offset_of!(ch::Slot, quiet_budget),
     quiet_taken = const offset_of!(ch::Slot, quiet_taken),
     quiet_version = const offset_of!(ch::Slot, quiet_version),
+    empty_fd = const offset_of!(ch::Slot, empty_fd),
+    empty_read_taken = const ch::EMPTY_READ_TAKEN,
+    sys_read = const libc::SYS_read,
+    eagain = const -(libc::EAGAIN as i64),
     readiness = const offset_of!(ch::Header, readiness),
     sys_sigprocmask = const libc::SYS_rt_sigprocmask,
 );

@@ -258,7 +258,7 @@ impl Supervisor {
             return StepEnd::Running;
         }
         let in_place = self.answer_go_wake(vtid, req.nr, &req.args);
-        if let Some(v) = in_place.or_else(|| self.answer_quiet_poll(vtid, req.nr, &req.args)) {
+        if let Some(v) = in_place.or_else(|| self.answer_quiet_call(vtid, req.nr, &req.args)) {
             self.fast_calls += 1;
             if let Some(chan) = &self.channel {
                 chan.answer(req.slot, req.seq, ch::REPLY_RETURN, v);
@@ -361,6 +361,10 @@ impl Supervisor {
         ahead: u64,
     ) {
         let (mut pass_nr, mut pass_args) = (req.nr, req.args);
+        let resume_value = match resume {
+            Resume::Return(v) => Some(v),
+            _ => None,
+        };
         let (reply, ret) = match resume {
             Resume::Return(v) => (ch::REPLY_RETURN, v),
             Resume::Restart => (ch::REPLY_RESTART, 0),
@@ -385,6 +389,9 @@ impl Supervisor {
                 (ch::REPLY_RETURN, -(libc::ENOSYS as i64))
             }
         };
+        if matches!(resume_value, Some(n) if n > 0) {
+            self.note_socket_read(vtid, req.nr, req.args[0] as i32);
+        }
         let th = &self.sim.threads[&vtid];
         let (pid, tid) = (th.pid, th.tid);
         let release = !self.may_stay_held(vtid, &req, reply);

@@ -116,6 +116,14 @@ pub struct Report {
     /// without a round trip.
     #[serde(default)]
     pub quiet_polls_in_stub: u64,
+    /// Reads of Go programs that failed with EAGAIN on an empty
+    /// non-blocking simulated socket, answered in place as quiet polls are
+    /// (Go reads a socket again until EAGAIN after each read with data).
+    #[serde(default)]
+    pub empty_reads: u64,
+    /// Of `empty_reads`, those a patched Go runtime's stub answered itself.
+    #[serde(default)]
+    pub empty_reads_in_stub: u64,
     /// Times the watchdog preempted a thread: if not 0, the seed is
     /// possibly non-deterministic (there is no deterministic preemption).
     pub preemptions: u64,

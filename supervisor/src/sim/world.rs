@@ -369,9 +369,10 @@ pub struct Thread {
     /// by the threads and processes it creates; None: the run's
     /// `--timer-slack` (see `sys::slack`).
     pub timer_slack: Option<u64>,
-    /// Its zero-timeout epoll waits answered in place since its last one
-    /// that was a scheduling point (`engine/quiet_polls.rs`).
-    pub quiet_polls: u32,
+    /// Its quiet calls (zero-timeout epoll waits, empty socket reads)
+    /// answered in place since its last one that was a scheduling point
+    /// (`engine/quiet_polls.rs`).
+    pub quiet_calls: u32,
 }
 
 impl Thread {
@@ -402,7 +403,7 @@ impl Thread {
             mask_given_back_at: 0,
             step_over: None,
             timer_slack: None,
-            quiet_polls: 0,
+            quiet_calls: 0,
         }
     }
 }

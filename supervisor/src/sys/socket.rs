@@ -106,6 +106,20 @@ impl Sim {
         ))
     }
 
+    /// Whether a `read` of descriptor `fd` of `pid` would fail with EAGAIN
+    /// from [`Sim::handle`] without a change to anything: a non-blocking
+    /// simulated socket with nothing to read (see `vsock_recv`).
+    pub(crate) fn read_would_block(&self, pid: i32, fd: i32) -> bool {
+        let Some(crate::sim::fdkind::FdKind::Socket(vs)) =
+            self.procs.get(&pid).and_then(|p| p.fds.get(&fd))
+        else {
+            return false;
+        };
+        self.net
+            .get(*vs)
+            .is_some_and(|s| s.nonblocking && self.net.net().recv_would_block(s.net))
+    }
+
     /// Parks a blocking caller until `vs` may be ready for `mask`; a
     /// non-blocking one gets EAGAIN, and so does a blocking one whose
     /// SO_RCVTIMEO/SO_SNDTIMEO has passed (the deadline survives the

@@ -395,3 +395,33 @@ fn full_accept_queue_holds_syns_until_there_is_room() {
     assert_eq!(net.pending_error(c2).unwrap(), None);
     assert!(net.accept(l).is_ok());
 }
+
+/// `recv_would_block` says, without receiving, what a `recv` would do:
+/// block while connecting or while nothing has arrived, not once data,
+/// the peer's FIN or a reset is there.
+#[test]
+fn recv_would_block_tells_a_read_that_would_block_before_it_is_made() {
+    let (mut net, a, b) = two_hosts(5, NetConfig::default());
+    let l = listener(&mut net, b, 80);
+    let c = net.socket(a, Domain::Inet, Kind::Stream);
+    net.connect(c, addr("127.77.0.2:80"), 0).unwrap();
+    assert!(net.recv_would_block(c), "connecting");
+    assert_eq!(net.recv(c, 10, false), Err(NetError::WouldBlock));
+    let now = settle(&mut net, 0);
+    let (s, _) = net.accept(l).unwrap();
+    assert!(net.recv_would_block(s), "connected, nothing sent");
+    assert_eq!(net.recv(s, 10, false), Err(NetError::WouldBlock));
+    net.send(c, b"ab", now).unwrap();
+    let now = settle(&mut net, now);
+    assert!(!net.recv_would_block(s), "data buffered");
+    assert_eq!(net.recv(s, 10, false).unwrap().data, b"ab");
+    assert!(net.recv_would_block(s), "drained");
+    net.shutdown(c, Shutdown::Write, now).unwrap();
+    settle(&mut net, now);
+    assert!(!net.recv_would_block(s), "the peer's FIN: end of stream");
+    assert_eq!(net.recv(s, 10, false).unwrap().data, b"");
+    assert!(
+        !net.recv_would_block(l),
+        "a listener's read fails otherwise"
+    );
+}
