@@ -18,7 +18,11 @@
 //! by the stub itself, and traps as usual. A runtime wrapper's
 //! `FUTEX_WAKE` is not posted at all: the stub notes it in the slot
 //! (`ch::Slot::wakes`) and returns 0, and the supervisor takes it at the
-//! thread's next request or stop (`engine/go_wakes.rs`).
+//! thread's next request or stop (`engine/go_wakes.rs`). Nor are the
+//! runtime's zero-timeout epoll waits on the instance the slot names as
+//! quiet, and package syscall's reads of the socket it names as empty,
+//! while the readiness version the header holds is the slot's: 0 and
+//! EAGAIN come back at once (`engine/quiet_polls.rs`).
 //!
 //! The bytes are assembled into the supervisor and copied into each
 //! patched process's trampoline page; the channel is mapped there at
