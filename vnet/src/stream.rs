@@ -171,6 +171,10 @@ impl Network {
         max: usize,
         peek: bool,
     ) -> Result<Received> {
+        // One rule for blocking, which `recv_would_block` asks beforehand.
+        if self.stream_recv_would_block(state, self.sock(sock)?.error.is_some()) {
+            return Err(NetError::WouldBlock);
+        }
         let (c, side) = match state {
             StreamState::Connected(c, side) => (c, side),
             StreamState::Connecting(_) => return Err(NetError::WouldBlock),
@@ -183,16 +187,13 @@ impl Network {
         let conn = self.conn_mut(c);
         let end = &mut conn.sides[side];
         if end.recv.is_empty() {
-            // Linux order: end of stream first, then a pending error.
-            let (closed, reset) = (end.read_closed(), end.reset);
-            if !closed {
+            // Not blocking (above), so at the end of the stream, reset, or
+            // with an error pending. Linux order: end of stream first, then
+            // the error.
+            if !end.read_closed() {
                 self.sock_mut(sock)?.check_error()?;
             }
-            return if closed || reset {
-                Ok(Received::default())
-            } else {
-                Err(NetError::WouldBlock)
-            };
+            return Ok(Received::default());
         }
         let n = max.min(end.recv.len());
         let data: Vec<u8> = if peek {

@@ -84,6 +84,16 @@ fn named(entry: i32) -> i32 {
     }
 }
 
+/// A slot's entry for descriptor `fd`: itself if it was found quiet at the
+/// slot's version, else its complement ([`named`] reads it back).
+fn entry(fd: i32, found: bool) -> i32 {
+    if found {
+        fd
+    } else {
+        !fd
+    }
+}
+
 /// Which kind of quiet call `nr(args)` may be, and on which descriptor.
 fn quiet_call(nr: i64, args: &[u64; 6]) -> Option<(Quiet, i32)> {
     if is_zero_poll(nr, args) {
@@ -197,23 +207,14 @@ impl Supervisor {
     fn still_quiet(&mut self, pid: i32, held: i32) -> i32 {
         let epfd = named(held);
         let host = MemoryOnly::new(&self.host_fds);
-        let quiet = self.sim.epoll_quiet(&host, pid, epfd) == Some(true);
-        if quiet {
-            epfd
-        } else {
-            !epfd
-        }
+        entry(epfd, self.sim.epoll_quiet(&host, pid, epfd) == Some(true))
     }
 
     /// The slot's entry for the socket `held` names: itself if its reads
     /// fail with EAGAIN now, else its complement (`ch::Slot::empty_fd`).
     fn still_empty(&self, pid: i32, held: i32) -> i32 {
         let fd = named(held);
-        if self.sim.read_would_block(pid, fd) {
-            fd
-        } else {
-            !fd
-        }
+        entry(fd, self.sim.read_would_block(pid, fd))
     }
 
     /// The readiness version now, or None while a change may be under way
@@ -228,10 +229,10 @@ impl Supervisor {
         Some(self.readiness.at(self.sim.net.generation(), memo_epoch))
     }
 
-    /// Thread `tid`, about to run, may answer its quiet waits itself while
-    /// nothing changes: the epoll descriptor it last found quiet is looked
-    /// at again if the version moved since, and the version that holds now
-    /// is published.
+    /// Thread `tid`, about to run, may answer its quiet calls itself while
+    /// nothing changes: the epoll descriptor and the socket its slot names
+    /// are looked at again if the version moved since, and the version that
+    /// holds now is published.
     pub(super) fn publish_readiness(&mut self, tid: i32) {
         if self.channel.is_none() {
             return;

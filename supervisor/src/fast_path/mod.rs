@@ -361,10 +361,6 @@ impl Supervisor {
         ahead: u64,
     ) {
         let (mut pass_nr, mut pass_args) = (req.nr, req.args);
-        let resume_value = match resume {
-            Resume::Return(v) => Some(v),
-            _ => None,
-        };
         let (reply, ret) = match resume {
             Resume::Return(v) => (ch::REPLY_RETURN, v),
             Resume::Restart => (ch::REPLY_RESTART, 0),
@@ -389,7 +385,7 @@ impl Supervisor {
                 (ch::REPLY_RETURN, -(libc::ENOSYS as i64))
             }
         };
-        if matches!(resume_value, Some(n) if n > 0) {
+        if reply == ch::REPLY_RETURN && ret > 0 {
             self.note_socket_read(vtid, req.nr, req.args[0] as i32);
         }
         let th = &self.sim.threads[&vtid];
