@@ -195,6 +195,17 @@ fn pipe_reads_and_writes_are_passed_at_the_gate_with_the_same_trace() {
 }
 
 #[test]
+fn a_simulated_pipes_reads_and_writes_take_the_channel_with_the_same_trace() {
+    // A wake-up pipe (pipe2 with O_NONBLOCK) is answered by the
+    // supervisor: over the channel as when trapped, and nothing of it is
+    // made at the pass gate.
+    let exec = Exec::program(Program::c("wake_pipe")).seed(5);
+    let (fast, trapped) = same_run_with_and_without(exec);
+    assert!(fast.out().contains("no reader: write -1 EPIPE"), "\n{fast}");
+    assert_took_the_channel(&fast, &trapped, 20, 15);
+}
+
+#[test]
 fn rust_std_net_and_sleep_take_the_fast_path_with_the_same_trace() {
     let exec = Exec::program(Program::rust("tcp_pair")).arg("4").seed(9);
     let (fast, _) = same_run_with_and_without(exec);

@@ -166,3 +166,53 @@ fn python_asyncio_thread_pool_exits_the_same_way_every_run() {
     assert_eq!(words(run.out(), "order").len(), 40, "\n{run}");
     assert_seeds_vary(&exec, |out| words(out, "order").join(" "));
 }
+
+/// What `wake_pipe` prints natively and under faultline: the waits in
+/// virtual milliseconds, exact.
+const WAKE_PIPE_OUT: &str = "\
+empty: EAGAIN, epoll timed out after 30 ms
+woken after 20 ms: events 0x1 data 42
+FIONREAD 1, drained 'w', still level-ready: 0
+capacity 65536, set to 5000: 8192
+full: write -1 EAGAIN, poll POLLOUT 0
+blocking read waited 15 ms
+from the child: child
+end of file after 10 ms
+poll revents 0x10
+exec closed the child's copy: end of file
+no reader: write -1 EPIPE, SIGPIPEs 1
+";
+
+/// An event loop's wake-up pipe (pipe2 with O_NONBLOCK) is simulated: its
+/// bytes, readiness, waits, end of file (across fork, exit and exec) and
+/// EPIPE behave as the kernel's, the same on every run, and none of its
+/// reads and writes is passed to the kernel (the trace shows each answered,
+/// where a kernel pipe's would say `pass`).
+fn c_wake_pipe_is_simulated_as_the_kernel_has_it(program: Program) {
+    let dir = faultline_e2e::paths::scratch_dir("wake-pipe");
+    let path = dir.join("trace.jsonl");
+    let run = run_twice(&Exec::program(program).seed(5).trace(&path));
+    run.expect_success();
+    assert_eq!(run.out(), WAKE_PIPE_OUT, "\n{run}");
+    let events = faultline_e2e::trace::read_trace(&path).unwrap_or_else(|e| panic!("{e}\n{run}"));
+    let pipe_io: Vec<&str> = events
+        .iter()
+        .filter(|e| matches!(e.call.as_str(), "read" | "write"))
+        // Not stdout's (fd 1); a file's read shows only its descriptor.
+        .filter(|e| {
+            e.raw["args"]
+                .as_array()
+                .is_some_and(|a| a.len() > 1 && a[0].as_i64() >= Some(3))
+        })
+        .filter_map(|e| e.ret.as_str())
+        .collect();
+    assert!(
+        pipe_io.len() >= 12 && !pipe_io.contains(&"pass"),
+        "the pipe's reads and writes: {pipe_io:?}\n{run}"
+    );
+}
+per_linkage!(
+    c_wake_pipe_is_simulated_as_the_kernel_has_it,
+    Program::c("wake_pipe"),
+    c_wake_pipe_is_simulated_as_the_kernel_has_it
+);

@@ -155,10 +155,8 @@ impl Supervisor {
             },
             None => Process::new(pid, vnet::HostId::default(), vpid, mm, now),
         };
-        for kind in process.fds.values() {
-            if let FdKind::Socket(vs) = kind {
-                self.sim.net.add_ref(*vs);
-            }
+        for vs in process.fds.values().filter_map(|k| k.counted()) {
+            self.sim.net.add_ref(vs);
         }
         if let Some(parent) = parent {
             self.sim.net.fork_epolls(parent, pid);
@@ -272,11 +270,12 @@ impl Supervisor {
         self.forget_mm(p.mm);
         self.sim.signal_timers.retain(|t| t.pid != pid);
         self.sim.posix_timers.retain(|&(p, _), _| p != pid);
-        // Its descriptors close: peers of its sockets see FIN or RST.
+        // Its descriptors close: peers of its sockets see FIN or RST, of
+        // its pipe ends EOF or EPIPE.
         let now = self.sim.clock.now();
         for (&fd, kind) in &p.fds {
-            if let FdKind::Socket(vs) = kind {
-                self.sim.net.drop_ref(pid, fd, *vs, now);
+            if let Some(vs) = kind.counted() {
+                self.sim.net.drop_ref(pid, fd, vs, now);
             }
             self.sim.net.drop_epoll(pid, fd);
         }
@@ -468,8 +467,8 @@ impl Supervisor {
     }
 
     /// After an exec the kernel has closed the O_CLOEXEC descriptors: keep
-    /// only virtual sockets and timerfds that are still open, forget
-    /// everything else.
+    /// only virtual sockets, pipe ends and timerfds that are still open,
+    /// forget everything else.
     pub(super) fn forget_closed_on_exec(&mut self, pid: i32) {
         let now = self.sim.clock.now();
         self.sim.descriptors_changed();
@@ -479,7 +478,7 @@ impl Supervisor {
         self.host_fds.exec(pid);
         let old = std::mem::take(&mut p.fds);
         for (fd, kind) in old {
-            if !matches!(kind, FdKind::Socket(_) | FdKind::Timer(_)) {
+            if !matches!(kind, FdKind::Socket(_) | FdKind::Pipe(_) | FdKind::Timer(_)) {
                 continue;
             }
             let open = self.host_fds.classify(pid, fd).is_some();
@@ -490,7 +489,7 @@ impl Supervisor {
                     .expect("process")
                     .fds
                     .insert(fd, kind);
-            } else if let FdKind::Socket(vs) = kind {
+            } else if let Some(vs) = kind.counted() {
                 self.sim.net.drop_ref(pid, fd, vs, now);
             }
             self.sim.net.drop_epoll(pid, fd);

@@ -57,6 +57,10 @@ impl Supervisor {
                 self.sim.placeholder_opened(&mem, pid, ret as i64, &opened);
                 return Finish::PutBack(opened.restore, ret);
             }
+            Some(ExitHook::NewPipe { fds }) => {
+                self.sim
+                    .pipe_opened(&tracee::Process(pid), pid, ret as i64, fds)
+            }
             Some(ExitHook::NewNetlink(restore)) => {
                 self.sim.fd_opened(pid, ret as i64, FdKind::Netlink, false);
                 return Finish::PutBack(restore, ret);

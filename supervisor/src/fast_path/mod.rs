@@ -315,7 +315,7 @@ impl Supervisor {
 
     /// None if the channel answers `req`; else how to send it back: the
     /// calls [`channel_may_take`] names, reads and writes only on sockets
-    /// of the simulation, pipes, eventfds and the like, files (on the
+    /// and pipes of the simulation, the kernel's pipes, eventfds and the like, files (on the
     /// simulated disks too), /dev/urandom and timerfds. What their handlers
     /// pass to the kernel the thread makes at the pass gate, with the
     /// number and arguments the handler gave (a simulated socket is an
@@ -332,6 +332,7 @@ impl Supervisor {
                 match self.sim.fd_kind(&self.host_fds, pid, req.args[0] as i32) {
                     Some(
                         FdKind::Socket(_)
+                        | FdKind::Pipe(_)
                         | FdKind::Pollable
                         | FdKind::File
                         | FdKind::Random

@@ -17,6 +17,9 @@ pub enum FdKind {
     Proc,
     /// A placeholder for a virtual socket of the simulated network.
     Socket(crate::sim::netstate::VsId),
+    /// A placeholder for one end of a simulated pipe (`sim::pipes`): the
+    /// kernel's pipe it stands on is never read or written.
+    Pipe(crate::sim::netstate::VsId),
     /// A placeholder for a NETLINK_ROUTE socket answered by the supervisor.
     Netlink,
     /// A timerfd: an eventfd whose counter the supervisor fills from a
@@ -31,4 +34,16 @@ pub enum FdKind {
         /// Opened O_APPEND: writes go to the end.
         append: bool,
     },
+}
+
+impl FdKind {
+    /// The simulated object behind the descriptor that counts its
+    /// descriptors (a virtual socket or a pipe end), so that a dup, fork,
+    /// close or exit keeps the count.
+    pub fn counted(self) -> Option<crate::sim::netstate::VsId> {
+        match self {
+            FdKind::Socket(vs) | FdKind::Pipe(vs) => Some(vs),
+            _ => None,
+        }
+    }
 }

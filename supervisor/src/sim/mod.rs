@@ -12,6 +12,7 @@ pub mod netlink;
 pub mod netstate;
 pub mod output;
 pub mod peek;
+pub mod pipes;
 pub mod poke;
 pub mod quiet_scan;
 pub mod rlimits;

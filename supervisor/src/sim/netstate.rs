@@ -1,7 +1,7 @@
 //! The supervisor's side of the simulated network: vnet itself, which
-//! descriptor stands for which virtual socket, and the epoll registrations
-//! of virtual sockets (kept here, not in the kernel, since the kernel only
-//! sees a placeholder descriptor).
+//! descriptor stands for which virtual socket, the simulated pipes, and the
+//! epoll registrations of both (kept here, not in the kernel, since the
+//! kernel only sees a placeholder descriptor).
 
 use crate::hashing::HashMap;
 use std::collections::BTreeMap;
@@ -9,7 +9,9 @@ use std::path::PathBuf;
 
 use vnet::{Domain, HostId, Kind, Network, Readiness, SocketId};
 
-/// Index of a virtual socket in [`NetState`].
+use crate::sim::pipes::Pipes;
+
+/// Index of a virtual socket or of a simulated pipe's end in [`NetState`].
 pub type VsId = u32;
 
 /// One virtual socket, shared by every descriptor that refers to it.
@@ -27,12 +29,12 @@ pub struct VSocket {
     pub refs: u32,
 }
 
-/// A virtual socket registered in an epoll instance.
+/// A virtual socket or pipe end registered in an epoll instance.
 #[derive(Debug, Clone)]
 pub struct EpollReg {
     /// The descriptor number it was added under.
     pub fd: i32,
-    /// The socket.
+    /// The socket or pipe end.
     pub vs: VsId,
     /// Interest mask and flags (EPOLLIN, EPOLLOUT, EPOLLET, EPOLLONESHOT...).
     pub events: u32,
@@ -88,6 +90,8 @@ pub struct NetState {
     pub hosts: BTreeMap<String, HostId>,
     socks: BTreeMap<VsId, VSocket>,
     by_net: HashMap<SocketId, VsId>,
+    /// The simulated pipes, whose ends are numbered with the sockets.
+    pipes: Pipes,
     next_vs: VsId,
     /// Registrations per (host pid, epoll fd), in registration order.
     epolls: BTreeMap<(i32, i32), Vec<EpollReg>>,
@@ -173,6 +177,7 @@ impl NetState {
             hosts,
             socks: BTreeMap::new(),
             by_net: HashMap::default(),
+            pipes: Pipes::default(),
             next_vs: 1,
             epolls: BTreeMap::new(),
             epoll_aliases: BTreeMap::new(),
@@ -223,11 +228,17 @@ impl NetState {
         &self.dir
     }
 
+    /// A fresh id for a socket or pipe end.
+    fn next_id(&mut self) -> VsId {
+        let vs = self.next_vs;
+        self.next_vs += 1;
+        vs
+    }
+
     /// Registers a new virtual socket with one reference.
     pub fn add(&mut self, net: SocketId, nonblocking: bool) -> VsId {
         self.changed();
-        let vs = self.next_vs;
-        self.next_vs += 1;
+        let vs = self.next_id();
         let kind = self.net.kind(net).unwrap_or(Kind::Stream);
         let domain = self.net.domain(net).unwrap_or(Domain::Inet);
         self.socks.insert(
@@ -255,16 +266,51 @@ impl NetState {
         self.socks.get_mut(&vs)
     }
 
+    /// A new simulated pipe, its ends non-blocking with one descriptor
+    /// each: (read end, write end).
+    pub fn open_pipe(&mut self) -> (VsId, VsId) {
+        self.changed();
+        let (read, write) = (self.next_id(), self.next_id());
+        self.pipes.open(read, write);
+        (read, write)
+    }
+
+    /// The simulated pipes, to read.
+    pub fn pipes(&self) -> &Pipes {
+        &self.pipes
+    }
+
+    /// The simulated pipes, to change the pipe of end `vs`: counted as a
+    /// change of readiness, and the edge-triggered registrations of both
+    /// its ends report again.
+    pub fn pipes_mut(&mut self, vs: VsId) -> &mut Pipes {
+        self.changed();
+        let ends = [Some(vs), self.pipes.peer(vs)];
+        self.mark_edges(|r| ends.contains(&Some(r)));
+        &mut self.pipes
+    }
+
+    /// Marks the epoll registrations of the sockets and pipe ends `of`
+    /// picks as changed (edge-triggered ones report again).
+    fn mark_edges(&mut self, of: impl Fn(VsId) -> bool) {
+        for regs in self.epolls.values_mut() {
+            for r in regs.iter_mut().filter(|r| of(r.vs)) {
+                r.edge = true;
+            }
+        }
+    }
+
     /// One more descriptor refers to `vs` (dup, fork).
     pub fn add_ref(&mut self, vs: VsId) {
         self.changed();
         if let Some(s) = self.socks.get_mut(&vs) {
             s.refs += 1;
         }
+        self.pipes.add_ref(vs);
     }
 
-    /// A descriptor of `vs` in process `pid` was closed; the socket closes
-    /// with its last descriptor.
+    /// A descriptor of `vs` in process `pid` was closed; the socket or
+    /// pipe end closes with its last descriptor.
     pub fn drop_ref(&mut self, pid: i32, fd: i32, vs: VsId, now: u64) {
         self.changed();
         for regs in self
@@ -274,6 +320,15 @@ impl NetState {
             .map(|(_, r)| r)
         {
             regs.retain(|r| !(r.fd == fd && r.vs == vs));
+        }
+        if self.pipes.has(vs) {
+            if let Some(ends) = self.pipes.drop_ref(vs) {
+                self.mark_edges(|r| ends.contains(&r));
+                for regs in self.epolls.values_mut() {
+                    regs.retain(|r| r.vs != vs);
+                }
+            }
+            return;
         }
         let Some(s) = self.socks.get_mut(&vs) else {
             return;
@@ -367,6 +422,9 @@ impl NetState {
 
     /// The readiness of `vs` now.
     pub fn readiness(&self, vs: VsId) -> Readiness {
+        if self.pipes.has(vs) {
+            return self.pipes.readiness(vs);
+        }
         self.socks
             .get(&vs)
             .and_then(|s| self.net.readiness(s.net).ok())
@@ -389,16 +447,13 @@ impl NetState {
         }
         for change in changes {
             if let Some(&vs) = self.by_net.get(&change.socket) {
-                for regs in self.epolls.values_mut() {
-                    for r in regs.iter_mut().filter(|r| r.vs == vs) {
-                        r.edge = true;
-                    }
-                }
+                self.mark_edges(|r| r == vs);
             }
         }
     }
 
-    /// EPOLL_CTL_ADD/MOD/DEL of a virtual socket. Returns an errno on error.
+    /// EPOLL_CTL_ADD/MOD/DEL of a virtual socket or pipe end. Returns an
+    /// errno on error.
     pub fn epoll_ctl(
         &mut self,
         key: (i32, i32),
@@ -439,7 +494,7 @@ impl NetState {
         }
     }
 
-    /// The virtual sockets of an epoll instance that are ready, as
+    /// The virtual sockets and pipe ends of an epoll instance that are ready, as
     /// (events, data) pairs, at most `max`. With `consume`, edge-triggered
     /// and one-shot registrations are marked reported.
     pub fn epoll_ready(&mut self, key: (i32, i32), max: usize, consume: bool) -> Vec<(u32, u64)> {

@@ -81,6 +81,12 @@ pub enum ExitHook {
         /// The registers at the original call.
         restore: Box<Regs>,
     },
+    /// pipe2 with O_NONBLOCK made the placeholder pair of a simulated
+    /// pipe, at this address of the caller's memory: bind it.
+    NewPipe {
+        /// The caller's `int[2]`.
+        fds: u64,
+    },
     /// dup/F_DUPFD of a descriptor faultline tracks: the new one is the same.
     DupFd(FdKind),
     /// open/openat of a path on a node's disk: map the descriptor to its file.

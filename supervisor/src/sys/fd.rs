@@ -97,9 +97,13 @@ impl Sim {
         for fd in closed {
             let kind = self.procs.get_mut(&c.pid).expect("process").fds.remove(&fd);
             match kind {
-                Some(FdKind::Socket(vs)) => self.net.drop_ref(c.pid, fd, vs, now),
                 Some(FdKind::Timer(_)) => timer_closed = true,
-                _ => {}
+                Some(kind) => {
+                    if let Some(vs) = kind.counted() {
+                        self.net.drop_ref(c.pid, fd, vs, now);
+                    }
+                }
+                None => {}
             }
             self.net.netlink.remove(&(c.pid, fd));
             self.net.drop_epoll(c.pid, fd);
@@ -111,7 +115,7 @@ impl Sim {
             // The new descriptor is what the old one is.
             let (old, new) = (c.a[0] as i32, c.a[1] as i32);
             if let Some(kind) = self.procs[&c.pid].fds.get(&old).copied() {
-                if let FdKind::Socket(vs) = kind {
+                if let Some(vs) = kind.counted() {
                     self.net.add_ref(vs);
                 }
                 self.procs
@@ -146,11 +150,13 @@ impl Sim {
     pub(super) fn sys_host_sync(&mut self, c: &Call<impl Memory>, host: &impl HostProbe) -> Action {
         match self.fd_kind(host, c.pid, c.a[0] as i32) {
             None => err(libc::EBADF),
-            Some(FdKind::Pollable | FdKind::Socket(_) | FdKind::Netlink | FdKind::Timer(_))
-                if c.nr != libc::SYS_syncfs =>
-            {
-                err(libc::EINVAL)
-            }
+            Some(
+                FdKind::Pollable
+                | FdKind::Socket(_)
+                | FdKind::Pipe(_)
+                | FdKind::Netlink
+                | FdKind::Timer(_),
+            ) if c.nr != libc::SYS_syncfs => err(libc::EINVAL),
             Some(_) => ret(0),
         }
     }
@@ -274,8 +280,8 @@ impl Sim {
         if fd < 0 {
             return;
         }
-        if let (true, FdKind::Socket(vs)) = (duplicate, &kind) {
-            self.net.add_ref(*vs);
+        if let (true, Some(vs)) = (duplicate, kind.counted()) {
+            self.net.add_ref(vs);
         }
         if let Some(p) = self.procs.get_mut(&pid) {
             p.fds.insert(fd as i32, kind);

@@ -1,6 +1,7 @@
 //! Calls that move data or make names inside the kernel, where the disk and
 //! network models would never see them: refused with a report when they
-//! touch a node's `data_dir` file or a simulated socket, passed otherwise.
+//! touch a node's `data_dir` file, a simulated socket or a simulated pipe,
+//! passed otherwise.
 //! Also the table's default: a trapped call no family handles is refused as
 //! the syscall table says.
 
@@ -24,21 +25,21 @@ impl Sim {
             _ => (c.a[0], &c.a[..1]),
         };
         let writes_disk = c.nr != SYS_preadv2 && self.disk_fd(c.pid, dest as i32).is_some();
-        let on_socket = fds.iter().any(|&fd| {
+        let on_simulated = fds.iter().any(|&fd| {
             matches!(
                 self.procs.get(&c.pid).and_then(|p| p.fds.get(&(fd as i32))),
-                Some(FdKind::Socket(_) | FdKind::Netlink)
+                Some(FdKind::Socket(_) | FdKind::Pipe(_) | FdKind::Netlink)
             )
         });
         match table::support(c.nr) {
-            Support::Guarded { errno, why } if writes_disk || on_socket => {
+            Support::Guarded { errno, why } if writes_disk || on_simulated => {
                 self.unsupported(c, why, errno)
             }
-            // pwritev2 is modelled on a disk file; a socket's placeholder
-            // would take its data instead of the socket.
-            _ if on_socket => self.unsupported(
+            // pwritev2 is modelled on a disk file; a socket's or pipe's
+            // placeholder would take its data instead.
+            _ if on_simulated => self.unsupported(
                 c,
-                "on a simulated socket it would write to the socket's placeholder",
+                "on a simulated socket or pipe it would write to the placeholder",
                 EOPNOTSUPP,
             ),
             _ => pass(),

@@ -20,6 +20,7 @@ mod iovec;
 mod itimer;
 mod machine;
 mod output;
+mod pipe;
 mod poll;
 mod proc_links;
 mod process;
@@ -131,6 +132,7 @@ impl Sim {
         // answers. Other calls go by number.
         match self.fd_object(c) {
             Some(FdKind::Socket(vs)) => return self.sys_vsock(c, vs, targs),
+            Some(FdKind::Pipe(vs)) => return self.sys_pipe_end(c, vs, targs),
             Some(FdKind::Netlink) => return self.sys_netlink(c),
             Some(FdKind::Timer(id)) => return self.sys_on_timerfd(c, host, id, targs),
             _ => {}
@@ -188,6 +190,7 @@ impl Sim {
             }
             SYS_write | SYS_writev | SYS_sendto | SYS_sendmsg => self.sys_write(c, targs),
             SYS_socket => self.sys_socket(c, targs),
+            SYS_pipe2 => self.sys_pipe2(c, targs),
             SYS_bind | SYS_listen | SYS_connect | SYS_getsockname | SYS_getpeername
             | SYS_setsockopt | SYS_getsockopt | SYS_shutdown | SYS_sendmmsg | SYS_recvmmsg
             | SYS_fcntl | SYS_ioctl | SYS_dup => pass(),
@@ -218,7 +221,8 @@ impl Sim {
     }
 
     /// What faultline knows of the descriptor a socket-style call (fd in
-    /// the first argument) is made on. close/dup2/dup3 are handled with the
+    /// the first argument) is made on: its family answers a virtual
+    /// socket's, a simulated pipe end's, a netlink socket's or a timerfd's. close/dup2/dup3 are handled with the
     /// descriptor cache instead.
     fn fd_object(&self, c: &Call<impl Memory>) -> Option<FdKind> {
         if !self.fd_call_on_vsock_kind(c) {

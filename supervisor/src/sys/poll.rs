@@ -189,13 +189,13 @@ impl Sim {
         let virt: Vec<(crate::sim::netstate::VsId, u32)> = entries
             .iter()
             .filter_map(|e| {
-                self.vsock(c.pid, e.fd)
+                self.simulated_fd(c.pid, e.fd)
                     .map(|vs| (vs, e.events as u16 as u32))
             })
             .collect();
         let real: Vec<(i32, i16)> = entries
             .iter()
-            .filter(|e| self.vsock(c.pid, e.fd).is_none())
+            .filter(|e| self.simulated_fd(c.pid, e.fd).is_none())
             .map(|e| (e.fd, e.events))
             .collect();
         if virt.is_empty() {
@@ -290,8 +290,8 @@ impl Sim {
         quiet.then(|| host.known_not_ready(pid, epfd, libc::POLLIN))
     }
 
-    /// epoll_ctl: virtual sockets are registered in the supervisor, real
-    /// descriptors in the kernel.
+    /// epoll_ctl: virtual sockets and simulated pipe ends are registered in
+    /// the supervisor, real descriptors in the kernel.
     pub(super) fn sys_epoll_ctl(
         &mut self,
         c: &Call<impl Memory>,
@@ -300,7 +300,7 @@ impl Sim {
     ) -> Action {
         let (epfd, op, fd) = (c.a[0] as i32, c.a[1] as i32, c.a[2] as i32);
         targs.extend([epfd as i64, op as i64, fd as i64]);
-        let Some(vs) = self.vsock(c.pid, fd) else {
+        let Some(vs) = self.simulated_fd(c.pid, fd) else {
             return Action::Now(Resume::Pass);
         };
         let (events, data) = if op == libc::EPOLL_CTL_DEL {
@@ -367,7 +367,7 @@ impl Sim {
 
     /// poll(2) revents of one entry.
     fn revents(&self, host: &impl HostProbe, pid: i32, e: &Entry) -> i16 {
-        if let Some(vs) = self.vsock(pid, e.fd) {
+        if let Some(vs) = self.simulated_fd(pid, e.fd) {
             let always = libc::POLLERR | libc::POLLHUP;
             return (event_bits(self.net.readiness(vs)) as i16) & (e.events | always);
         }

@@ -44,7 +44,7 @@ fn udp(sim: &mut Sim, fd: i64) {
 fn on(sim: &mut Sim, fd: u64, nr: i64, rest: [u64; 5], mem: FakeMemory) -> Action {
     let [b, c_, d, e, f] = rest;
     let c = call(nr, [fd, b, c_, d, e, f], mem);
-    let vs = sim.vsock(PID, fd as i32).expect("a socket");
+    let vs = sim.simulated_fd(PID, fd as i32).expect("a socket");
     sim.sys_vsock(&c, vs, &mut vec![])
 }
 
@@ -273,7 +273,7 @@ fn virtual_events_go_after_the_kernels_and_count_in_the_answer() {
 /// The test thread parked on real descriptor 7 and virtual socket `fd`'s
 /// readiness to read, as a poll of both parks it.
 fn net_waiter_on_7_and(sim: &mut Sim, fd: i32) {
-    let vs = sim.vsock(PID, fd).expect("a virtual socket");
+    let vs = sim.simulated_fd(PID, fd).expect("a virtual socket");
     let wait = Wait {
         kind: WaitKind::Net {
             real: vec![(7, libc::POLLIN)],

@@ -30,6 +30,19 @@ impl SigStatus {
 }
 
 impl Sim {
+    /// A write found no reader: EPIPE, and SIGPIPE raised on the writing
+    /// thread (host thread `tid` of `pid`) unless `quiet` (MSG_NOSIGNAL),
+    /// as Linux does for sockets and pipes.
+    pub(super) fn broken_pipe(&mut self, pid: i32, tid: i32, quiet: bool) -> Action {
+        if !quiet {
+            // SAFETY: a signal to a thread of a process faultline traces.
+            unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, libc::SIGPIPE) };
+            self.signals_raised += 1;
+            self.descriptors_changed();
+        }
+        super::err(libc::EPIPE)
+    }
+
     /// kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo: passed to
     /// the kernel, and noted for the engine (`signals_let_go`), when every
     /// target is inside the simulation; refused otherwise.

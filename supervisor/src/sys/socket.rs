@@ -46,12 +46,10 @@ fn finish_recvmsg(mem: &impl Memory, hdr: u64, m: &MsgHdr, got: &vnet::Received,
 }
 
 impl Sim {
-    /// The virtual socket behind descriptor `fd` of process `pid`, if any.
-    pub(crate) fn vsock(&self, pid: i32, fd: i32) -> Option<VsId> {
-        match self.procs.get(&pid)?.fds.get(&fd) {
-            Some(crate::sim::fdkind::FdKind::Socket(vs)) => Some(*vs),
-            _ => None,
-        }
+    /// The virtual socket or simulated pipe end behind descriptor `fd` of
+    /// process `pid`, if any: whose readiness the supervisor decides.
+    pub(crate) fn simulated_fd(&self, pid: i32, fd: i32) -> Option<VsId> {
+        self.procs.get(&pid)?.fds.get(&fd)?.counted()
     }
 
     /// socket(AF_INET/AF_INET6, SOCK_STREAM/SOCK_DGRAM): a vnet socket and a
@@ -108,16 +106,21 @@ impl Sim {
 
     /// Whether a `read` of descriptor `fd` of `pid` would fail with EAGAIN
     /// from [`Sim::handle`] without a change to anything: a non-blocking
-    /// simulated socket with nothing to read (see `vsock_recv`).
+    /// simulated socket or pipe end with nothing to read (see `vsock_recv`
+    /// and `pipe_read`).
     pub(crate) fn read_would_block(&self, pid: i32, fd: i32) -> bool {
-        let Some(crate::sim::fdkind::FdKind::Socket(vs)) =
-            self.procs.get(&pid).and_then(|p| p.fds.get(&fd))
-        else {
-            return false;
-        };
-        self.net
-            .get(*vs)
-            .is_some_and(|s| s.nonblocking && self.net.net().recv_would_block(s.net))
+        use crate::sim::fdkind::FdKind;
+        match self.procs.get(&pid).and_then(|p| p.fds.get(&fd)) {
+            Some(FdKind::Socket(vs)) => self
+                .net
+                .get(*vs)
+                .is_some_and(|s| s.nonblocking && self.net.net().recv_would_block(s.net)),
+            Some(FdKind::Pipe(vs)) => {
+                let pipes = self.net.pipes();
+                pipes.nonblocking(*vs) && pipes.read_would_block(*vs)
+            }
+            _ => false,
+        }
     }
 
     /// Parks a blocking caller until `vs` may be ready for `mask`; a
@@ -472,14 +475,7 @@ impl Sim {
             Err(NetError::WouldBlock) => {
                 self.would_block(c, vs, WANT_WRITE, flags & MSG_DONTWAIT != 0)
             }
-            Err(NetError::BrokenPipe) => {
-                if flags & MSG_NOSIGNAL == 0 {
-                    unsafe { libc::syscall(libc::SYS_tgkill, pid, c.tid, libc::SIGPIPE) };
-                    self.signals_raised += 1;
-                    self.descriptors_changed();
-                }
-                err(EPIPE)
-            }
+            Err(NetError::BrokenPipe) => self.broken_pipe(pid, c.tid, flags & MSG_NOSIGNAL != 0),
             Err(NetError::NetUnreachable) => {
                 let name = self.proc_of(c.vtid).name.clone();
                 self.report_once(

@@ -47,14 +47,14 @@ fn socket(sim: &mut Sim, fd: i64, ty: i32) -> VsId {
         (libc::SYS_eventfd2 as u64, nonblocking)
     );
     sim.placeholder_opened(&memory(), PID, fd, &opened);
-    sim.vsock(PID, fd as i32).expect("bound")
+    sim.simulated_fd(PID, fd as i32).expect("bound")
 }
 
 /// Socket call `nr` on descriptor `fd` with the other arguments `rest`.
 fn on(sim: &mut Sim, fd: u64, nr: i64, rest: [u64; 5], mem: FakeMemory) -> (Action, FakeMemory) {
     let [b, c_, d, e, f] = rest;
     let c = call(nr, [fd, b, c_, d, e, f], mem);
-    let vs = sim.vsock(PID, fd as i32).expect("a socket");
+    let vs = sim.simulated_fd(PID, fd as i32).expect("a socket");
     let action = sim.sys_vsock(&c, vs, &mut vec![]);
     (action, c.mem)
 }
@@ -172,7 +172,7 @@ fn a_connection_is_accepted_into_a_new_placeholder_with_the_peers_address() {
     };
     assert_eq!(opened.peer.map(|(a, l, _)| (a, l)), Some((ADDR, LEN)));
     sim.placeholder_opened(&mem, PID, 5, &opened);
-    assert!(sim.vsock(PID, 5).is_some());
+    assert!(sim.simulated_fd(PID, 5).is_some());
     assert_eq!(
         mem.read_val::<u16>(ADDR).unwrap(),
         libc::AF_INET as u16,

@@ -98,7 +98,8 @@ pub enum Support {
         why: &'static str,
     },
     /// Trapped: refused with `errno` and a report line when it touches a
-    /// node's `data_dir` file or a simulated socket, passed otherwise.
+    /// node's `data_dir` file, a simulated socket or a simulated pipe,
+    /// passed otherwise.
     Guarded {
         /// What the program gets when it is refused.
         errno: i32,

@@ -78,7 +78,7 @@ pub static ROWS: [Row; super::COUNT] = rows! {
     SYS_alarm Time Modelled;
     SYS_setitimer Time Modelled;
     SYS_getpid Process Passed;
-    SYS_sendfile Descriptor Guarded { errno: EINVAL, why: "on a data_dir file or a simulated socket it would copy in the kernel, behind the disk and network models" };
+    SYS_sendfile Descriptor Guarded { errno: EINVAL, why: "on a data_dir file, a simulated socket or a simulated pipe it would copy in the kernel, behind the disk, network and pipe models" };
     SYS_socket Socket Modelled;
     SYS_connect Socket Modelled;
     SYS_accept Socket Modelled;
@@ -313,10 +313,10 @@ pub static ROWS: [Row; super::COUNT] = rows! {
     SYS_unshare Process Passed;
     SYS_set_robust_list Sched Passed;
     SYS_get_robust_list Sched Passed;
-    SYS_splice Descriptor Guarded { errno: EINVAL, why: "on a data_dir file or a simulated socket it would copy in the kernel, behind the disk and network models" };
-    SYS_tee Descriptor Guarded { errno: EINVAL, why: "on a data_dir file or a simulated socket it would copy in the kernel, behind the disk and network models" };
+    SYS_splice Descriptor Guarded { errno: EINVAL, why: "on a data_dir file, a simulated socket or a simulated pipe it would copy in the kernel, behind the disk, network and pipe models" };
+    SYS_tee Descriptor Guarded { errno: EINVAL, why: "on a data_dir file, a simulated socket or a simulated pipe it would copy in the kernel, behind the disk, network and pipe models" };
     SYS_sync_file_range Disk Passed;
-    SYS_vmsplice Descriptor Guarded { errno: EINVAL, why: "on a data_dir file or a simulated socket it would copy in the kernel, behind the disk and network models" };
+    SYS_vmsplice Descriptor Guarded { errno: EINVAL, why: "on a data_dir file, a simulated socket or a simulated pipe it would copy in the kernel, behind the disk, network and pipe models" };
     SYS_move_pages Memory Passed;
     SYS_utimensat FileInfo Passed;
     SYS_epoll_pwait Readiness Modelled;
@@ -331,7 +331,7 @@ pub static ROWS: [Row; super::COUNT] = rows! {
     SYS_eventfd2 Descriptor Passed;
     SYS_epoll_create1 Readiness Passed;
     SYS_dup3 Descriptor Modelled;
-    SYS_pipe2 Descriptor Passed;
+    SYS_pipe2 Descriptor Modelled;
     SYS_inotify_init1 Descriptor Passed;
     SYS_preadv Descriptor Passed;
     SYS_pwritev Disk Modelled;
@@ -364,8 +364,8 @@ pub static ROWS: [Row; super::COUNT] = rows! {
     SYS_userfaultfd Memory Refused { errno: ENOSYS, why: "not available inside the sandbox" };
     SYS_membarrier Sched Passed;
     SYS_mlock2 Memory Passed;
-    SYS_copy_file_range Descriptor Guarded { errno: EINVAL, why: "on a data_dir file or a simulated socket it would copy in the kernel, behind the disk and network models" };
-    SYS_preadv2 Descriptor Guarded { errno: EOPNOTSUPP, why: "on a simulated socket it would read the socket's placeholder" };
+    SYS_copy_file_range Descriptor Guarded { errno: EINVAL, why: "on a data_dir file, a simulated socket or a simulated pipe it would copy in the kernel, behind the disk, network and pipe models" };
+    SYS_preadv2 Descriptor Guarded { errno: EOPNOTSUPP, why: "on a simulated socket or pipe it would read the placeholder" };
     SYS_pwritev2 Disk Modelled;
     SYS_pkey_mprotect Memory Passed;
     SYS_pkey_alloc Memory Passed;

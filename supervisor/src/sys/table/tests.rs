@@ -48,6 +48,9 @@ const TIMERFD_TRAPPED: &str = "timerfd_settime timerfd_gettime";
 /// The call newly trapped because the timer slack is simulated.
 const SLACK_TRAPPED: &str = "prctl";
 
+/// Trapped since pipe2 with O_NONBLOCK makes a simulated pipe.
+const PIPE_TRAPPED: &str = "pipe2";
+
 #[test]
 fn every_call_of_the_kernel_header_has_its_row() {
     let header = std::fs::read_to_string("/usr/include/x86_64-linux-gnu/asm/unistd_64.h")
@@ -96,6 +99,7 @@ fn the_trapped_set_is_the_old_one_plus_the_calls_that_escaped() {
         .chain(IDENTITY_TRAPPED.split_whitespace())
         .chain(RLIMIT_TRAPPED.split_whitespace())
         .chain(SLACK_TRAPPED.split_whitespace())
+        .chain(PIPE_TRAPPED.split_whitespace())
         .collect();
     expected.sort_unstable();
     let mut trapped: Vec<&str> = trapped_numbers().into_iter().map(name).collect();
