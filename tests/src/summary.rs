@@ -22,6 +22,8 @@ pub struct Summary {
     pub stops: u64,
     /// Number of calls that came over the LD_PRELOAD fast path instead.
     pub fast: u64,
+    /// Number of calls a Go program's patched runtime answered itself.
+    pub in_stub: u64,
     /// Hash of the event trace.
     pub trace_hash: u64,
 }
@@ -67,10 +69,11 @@ impl Summary {
             events: number("events")?,
             stops: number("stops")?,
             fast: number("fast")?,
+            in_stub: number("in-stub")?,
             trace_hash: hex64(get("trace-hash")?)
                 .map_err(|e| format!("trace-hash: {e} in {line:?}"))?,
         };
-        if fields.len() != 7 {
+        if fields.len() != 8 {
             return Err(format!("summary has unexpected fields in {line:?}"));
         }
         Ok(summary)
@@ -290,7 +293,7 @@ mod tests {
     use super::*;
 
     const LINE: &str = "faultline: summary seed=0x0000000000000007 exit=0 vtime=3600.000125s \
-                        events=812 stops=1033 fast=17 trace-hash=0x9f86d081884c7d65";
+                        events=812 stops=1033 fast=17 in-stub=4 trace-hash=0x9f86d081884c7d65";
 
     #[test]
     fn parses_a_summary_line() {
@@ -298,7 +301,7 @@ mod tests {
         assert_eq!(s.seed, 7);
         assert_eq!(s.exit, 0);
         assert!((s.vtime_secs - 3600.000125).abs() < 1e-9);
-        assert_eq!((s.events, s.stops, s.fast), (812, 1033, 17));
+        assert_eq!((s.events, s.stops, s.fast, s.in_stub), (812, 1033, 17, 4));
         assert_eq!(s.trace_hash, 0x9f86_d081_884c_7d65);
     }
 
@@ -314,6 +317,7 @@ mod tests {
         assert!(Summary::parse(&LINE.replace("3600.000125s", "3600.000125")).is_err());
         assert!(Summary::parse(&LINE.replace(" stops=1033", "")).is_err());
         assert!(Summary::parse(&LINE.replace(" fast=17", "")).is_err());
+        assert!(Summary::parse(&LINE.replace(" in-stub=4", "")).is_err());
         assert!(Summary::parse(&format!("{LINE} extra=1")).is_err());
         assert!(Summary::from_stderr(&format!("{LINE}\n{LINE}\n")).is_err());
         assert!(Summary::from_stderr("faultline: no summary here\n").is_err());

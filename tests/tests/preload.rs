@@ -281,8 +281,10 @@ fn go_runtime_futex_sleep_and_yield_calls_take_the_fast_path_with_the_same_trace
             same_run_with_and_without(Exec::program(Program::go(name)).seed(seed));
         let (f, t) = (fast.summary(), trapped.summary());
         assert!(f.fast >= at_least, "{name}: {} fast calls\n{fast}", f.fast);
+        // Every call stopped, came over the channel or was answered by
+        // the runtime's stub (a quiet poll or empty read).
         assert!(
-            f.stops + f.fast >= t.stops,
+            f.stops + f.fast + f.in_stub >= t.stops,
             "{name}: calls went missing\n{fast}"
         );
     }

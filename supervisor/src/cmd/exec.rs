@@ -245,13 +245,14 @@ fn print_outcome(cfg: &Config, o: &Outcome) {
         );
     }
     eprintln!(
-        "faultline: summary seed=0x{:016x} exit={} vtime={:.6}s events={} stops={} fast={} trace-hash=0x{:016x}",
+        "faultline: summary seed=0x{:016x} exit={} vtime={:.6}s events={} stops={} fast={} in-stub={} trace-hash=0x{:016x}",
         cfg.seed,
         exit_code(&o.ending),
         o.vtime as f64 / 1e9,
         o.events,
         o.stops,
         o.fast_calls,
+        o.quiet_polls_in_stub + o.empty_reads_in_stub,
         o.hash
     );
 }

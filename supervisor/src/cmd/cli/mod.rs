@@ -59,7 +59,9 @@ faultline exec --seed 0x2a -- ./server        seeds are decimal or 0x-hex\n  \
 faultline exec --epoch 2030-06-01T12:00:00Z -- date\n  \
 faultline exec --check-determinism --trace run.jsonl -- ./prog\n\n\
 At the end faultline prints one line to stderr:\n  \
-faultline: summary seed=0x... exit=0 vtime=3600.000123s events=N stops=N fast=N trace-hash=0x...\n\
+faultline: summary seed=0x... exit=0 vtime=3600.000123s events=N stops=N fast=N in-stub=N trace-hash=0x...\n\
+stops: ptrace stops; fast: calls over the shared-memory channel; in-stub: calls a\n\
+Go program's patched runtime answered itself (quiet polls, empty reads).\n\
 Two runs of the same seed print the same trace-hash.")]
     Exec(ExecArgs),
     /// Run a multi-node scenario file for one or many seeds.
