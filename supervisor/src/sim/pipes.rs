@@ -3,14 +3,15 @@
 //! netpoll break pipe), kept in the supervisor so that writing, draining
 //! and waiting on it are answered in place instead of passed to the
 //! kernel, and its capacity is the same on every host. Each end is named
-//! by a [`VsId`] from the same numbering as the virtual sockets, so that
-//! poll and epoll treat both alike (`NetState`).
+//! by an [`EndId`] that `NetState` hands out from its numbering of the
+//! virtual sockets, so that poll and epoll treat both alike.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use vnet::Readiness;
 
-use crate::sim::netstate::VsId;
+/// The id of a pipe end: a `NetState` socket id (`VsId`) that no socket has.
+pub type EndId = u32;
 
 /// Linux's default pipe capacity (16 pages).
 pub const DEFAULT_CAPACITY: usize = 16 * 4096;
@@ -50,13 +51,13 @@ struct Pipe {
     capacity: usize,
     /// (read end, write end); an end closed for good is no longer in
     /// [`Pipes::ends`].
-    ends: [VsId; 2],
+    ends: [EndId; 2],
 }
 
 /// Every simulated pipe of a run.
 #[derive(Debug, Default)]
 pub struct Pipes {
-    ends: BTreeMap<VsId, End>,
+    ends: BTreeMap<EndId, End>,
     pipes: BTreeMap<u32, Pipe>,
     next: u32,
 }
@@ -65,7 +66,7 @@ impl Pipes {
     /// A new pipe with ends `read` and `write` (ids the caller allocated),
     /// each with one descriptor, both non-blocking (as pipe2 with
     /// O_NONBLOCK makes them).
-    pub fn open(&mut self, read: VsId, write: VsId) {
+    pub fn open(&mut self, read: EndId, write: EndId) {
         let pipe = self.next;
         self.next += 1;
         self.pipes.insert(
@@ -90,12 +91,12 @@ impl Pipes {
     }
 
     /// Whether `vs` is an end of a simulated pipe.
-    pub fn has(&self, vs: VsId) -> bool {
+    pub fn has(&self, vs: EndId) -> bool {
         self.ends.contains_key(&vs)
     }
 
     /// One more descriptor refers to end `vs` (dup, fork).
-    pub fn add_ref(&mut self, vs: VsId) {
+    pub fn add_ref(&mut self, vs: EndId) {
         if let Some(e) = self.ends.get_mut(&vs) {
             e.refs += 1;
         }
@@ -103,7 +104,7 @@ impl Pipes {
 
     /// A descriptor of end `vs` closed. Returns both ends of its pipe
     /// (whose readiness may have changed) if this was the end's last one.
-    pub fn drop_ref(&mut self, vs: VsId) -> Option<[VsId; 2]> {
+    pub fn drop_ref(&mut self, vs: EndId) -> Option<[EndId; 2]> {
         let e = self.ends.get_mut(&vs)?;
         e.refs = e.refs.saturating_sub(1);
         if e.refs > 0 {
@@ -119,25 +120,25 @@ impl Pipes {
     }
 
     /// The other end of `vs`'s pipe, as long as that pipe exists.
-    pub fn peer(&self, vs: VsId) -> Option<VsId> {
+    pub fn peer(&self, vs: EndId) -> Option<EndId> {
         let e = self.ends.get(&vs)?;
         let [read, write] = self.pipes.get(&e.pipe)?.ends;
         Some(if e.writes { read } else { write })
     }
 
     /// Whether end `vs` is non-blocking.
-    pub fn nonblocking(&self, vs: VsId) -> bool {
+    pub fn nonblocking(&self, vs: EndId) -> bool {
         self.ends.get(&vs).is_some_and(|e| e.nonblocking)
     }
 
     /// Sets O_NONBLOCK of end `vs`.
-    pub fn set_nonblocking(&mut self, vs: VsId, on: bool) {
+    pub fn set_nonblocking(&mut self, vs: EndId, on: bool) {
         if let Some(e) = self.ends.get_mut(&vs) {
             e.nonblocking = on;
         }
     }
 
-    fn pipe_of(&self, vs: VsId) -> Option<(&End, &Pipe)> {
+    fn pipe_of(&self, vs: EndId) -> Option<(&End, &Pipe)> {
         let e = self.ends.get(&vs)?;
         Some((e, self.pipes.get(&e.pipe)?))
     }
@@ -151,7 +152,7 @@ impl Pipes {
     /// How many bytes a read of up to `max` bytes from read end `vs` takes
     /// now: 0 at end of file (no write end left) or for `max` 0. Nothing
     /// is taken ([`Pipes::take`] does).
-    pub fn read_len(&self, vs: VsId, max: usize) -> Result<usize, PipeError> {
+    pub fn read_len(&self, vs: EndId, max: usize) -> Result<usize, PipeError> {
         let (e, pipe) = self.pipe_of(vs).ok_or(PipeError::WrongEnd)?;
         if e.writes {
             return Err(PipeError::WrongEnd);
@@ -164,7 +165,7 @@ impl Pipes {
 
     /// Takes the first `n` bytes of `vs`'s pipe (as [`Pipes::read_len`]
     /// allowed).
-    pub fn take(&mut self, vs: VsId, n: usize) -> Vec<u8> {
+    pub fn take(&mut self, vs: EndId, n: usize) -> Vec<u8> {
         let Some(pipe) = self.ends.get(&vs).and_then(|e| self.pipes.get_mut(&e.pipe)) else {
             return Vec::new();
         };
@@ -174,7 +175,7 @@ impl Pipes {
 
     /// Whether a read of end `vs` would fail with [`PipeError::WouldBlock`]
     /// now.
-    pub fn read_would_block(&self, vs: VsId) -> bool {
+    pub fn read_would_block(&self, vs: EndId) -> bool {
         self.read_len(vs, 1) == Err(PipeError::WouldBlock)
     }
 
@@ -183,7 +184,7 @@ impl Pipes {
     /// there is room for; none fit if the write would not fit atomically
     /// (up to `PIPE_BUF` bytes) or the pipe is full. Nothing is written
     /// ([`Pipes::put`] does).
-    pub fn write_len(&self, vs: VsId, len: usize) -> Result<usize, PipeError> {
+    pub fn write_len(&self, vs: EndId, len: usize) -> Result<usize, PipeError> {
         let (e, pipe) = self.pipe_of(vs).ok_or(PipeError::WrongEnd)?;
         if !e.writes {
             return Err(PipeError::WrongEnd);
@@ -199,7 +200,7 @@ impl Pipes {
     }
 
     /// Appends `data` to `vs`'s pipe (as [`Pipes::write_len`] allowed).
-    pub fn put(&mut self, vs: VsId, data: &[u8]) {
+    pub fn put(&mut self, vs: EndId, data: &[u8]) {
         if let Some(pipe) = self.ends.get(&vs).and_then(|e| self.pipes.get_mut(&e.pipe)) {
             pipe.data.extend(data);
         }
@@ -209,7 +210,7 @@ impl Pipes {
     /// readable with data, hung up with no write end left; the write end
     /// is writable with room for an atomic write, in error with no read
     /// end left. A closed end is everything, so a stale question wakes.
-    pub fn readiness(&self, vs: VsId) -> Readiness {
+    pub fn readiness(&self, vs: EndId) -> Readiness {
         let Some((e, pipe)) = self.pipe_of(vs) else {
             return Readiness {
                 readable: true,
@@ -231,19 +232,19 @@ impl Pipes {
     }
 
     /// Bytes waiting in `vs`'s pipe (FIONREAD).
-    pub fn pending(&self, vs: VsId) -> usize {
+    pub fn pending(&self, vs: EndId) -> usize {
         self.pipe_of(vs).map_or(0, |(_, p)| p.data.len())
     }
 
     /// The capacity of `vs`'s pipe (F_GETPIPE_SZ).
-    pub fn capacity(&self, vs: VsId) -> usize {
+    pub fn capacity(&self, vs: EndId) -> usize {
         self.pipe_of(vs).map_or(0, |(_, p)| p.capacity)
     }
 
     /// F_SETPIPE_SZ: the capacity becomes `want` rounded up to a power of
     /// two of at least a page. Errors as Linux's: EINVAL past `i32`,
     /// EPERM past [`MAX_CAPACITY`], EBUSY below what the pipe holds.
-    pub fn set_capacity(&mut self, vs: VsId, want: u64) -> Result<usize, i32> {
+    pub fn set_capacity(&mut self, vs: EndId, want: u64) -> Result<usize, i32> {
         let pipe = self
             .ends
             .get(&vs)
@@ -275,13 +276,13 @@ mod tests {
     }
 
     /// A read as the handler makes it.
-    fn read(p: &mut Pipes, vs: VsId, max: usize) -> Result<Vec<u8>, PipeError> {
+    fn read(p: &mut Pipes, vs: EndId, max: usize) -> Result<Vec<u8>, PipeError> {
         let n = p.read_len(vs, max)?;
         Ok(p.take(vs, n))
     }
 
     /// A write as the handler makes it.
-    fn write(p: &mut Pipes, vs: VsId, data: &[u8]) -> Result<usize, PipeError> {
+    fn write(p: &mut Pipes, vs: EndId, data: &[u8]) -> Result<usize, PipeError> {
         let n = p.write_len(vs, data.len())?;
         p.put(vs, &data[..n]);
         Ok(n)

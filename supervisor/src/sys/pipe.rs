@@ -112,13 +112,8 @@ impl Sim {
 
     /// read, readv of a read end.
     fn pipe_read(&mut self, c: &Call<impl Memory>, vs: VsId, targs: &mut Vec<i64>) -> Action {
-        let iovs = if c.nr == libc::SYS_read {
-            vec![(c.a[1], c.a[2] as usize)]
-        } else {
-            match read_iovecs(c.mem(), c.a[1], c.a[2]) {
-                Some(v) => v,
-                None => return err(libc::EFAULT),
-            }
+        let Some(iovs) = buffers(c) else {
+            return err(libc::EFAULT);
         };
         let want = iovs.iter().map(|&(_, l)| l).sum::<usize>().min(MAX_IO);
         targs.push(want as i64);
@@ -138,15 +133,7 @@ impl Sim {
 
     /// write, writev to a write end; the bytes go into the trace hash.
     fn pipe_write(&mut self, c: &Call<impl Memory>, vs: VsId, targs: &mut Vec<i64>) -> Action {
-        let iovs = if c.nr == libc::SYS_write {
-            vec![(c.a[1], c.a[2] as usize)]
-        } else {
-            match read_iovecs(c.mem(), c.a[1], c.a[2]) {
-                Some(v) => v,
-                None => return err(libc::EFAULT),
-            }
-        };
-        let Some(data) = gather(c.mem(), &iovs, MAX_IO) else {
+        let Some(data) = buffers(c).and_then(|iovs| gather(c.mem(), &iovs, MAX_IO)) else {
             return err(libc::EFAULT);
         };
         targs.extend([
@@ -184,5 +171,14 @@ impl Sim {
                 restartable: true,
             }),
         }
+    }
+}
+
+/// The buffers of a read or write (one) or a readv or writev (its iovec
+/// array); `None` if the array cannot be read.
+fn buffers(c: &Call<impl Memory>) -> Option<Vec<super::iovec::IoVec>> {
+    match c.nr {
+        libc::SYS_read | libc::SYS_write => Some(vec![(c.a[1], c.a[2] as usize)]),
+        _ => read_iovecs(c.mem(), c.a[1], c.a[2]),
     }
 }
