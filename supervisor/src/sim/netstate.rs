@@ -321,28 +321,37 @@ impl NetState {
         {
             regs.retain(|r| !(r.fd == fd && r.vs == vs));
         }
-        if self.pipes.has(vs) {
-            if let Some(ends) = self.pipes.drop_ref(vs) {
+        let closed = if self.pipes.has(vs) {
+            let ends = self.pipes.drop_ref(vs);
+            if let Some(ends) = ends {
                 self.mark_edges(|r| ends.contains(&r));
-                for regs in self.epolls.values_mut() {
-                    regs.retain(|r| r.vs != vs);
-                }
             }
-            return;
-        }
-        let Some(s) = self.socks.get_mut(&vs) else {
-            return;
+            ends.is_some()
+        } else {
+            self.drop_socket_ref(vs, now)
         };
-        s.refs = s.refs.saturating_sub(1);
-        if s.refs == 0 {
-            let net = s.net;
-            self.socks.remove(&vs);
-            self.by_net.remove(&net);
-            let _ = self.net.close(net, now);
+        if closed {
             for regs in self.epolls.values_mut() {
                 regs.retain(|r| r.vs != vs);
             }
         }
+    }
+
+    /// One descriptor fewer refers to socket `vs`; true if that was its
+    /// last and it closed.
+    fn drop_socket_ref(&mut self, vs: VsId, now: u64) -> bool {
+        let Some(s) = self.socks.get_mut(&vs) else {
+            return false;
+        };
+        s.refs = s.refs.saturating_sub(1);
+        if s.refs > 0 {
+            return false;
+        }
+        let net = s.net;
+        self.socks.remove(&vs);
+        self.by_net.remove(&net);
+        let _ = self.net.close(net, now);
+        true
     }
 
     /// Forgets an epoll descriptor that was closed: a dup of it keeps the

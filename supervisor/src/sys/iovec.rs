@@ -4,6 +4,9 @@
 
 use crate::sim::memory::Memory;
 
+/// The most bytes one read or write of a simulated socket or pipe moves.
+pub(super) const MAX_IO: usize = 1 << 20;
+
 /// A (base, length) pair of an iovec array.
 pub(super) type IoVec = (u64, usize);
 

@@ -8,19 +8,15 @@
 //! blocking pipe (a shell's, a child's standard output) is the kernel's,
 //! as before.
 
-use super::iovec::{gather, read_iovecs, scatter};
+use super::iovec::{gather, read_iovecs, scatter, MAX_IO};
+use super::poll::{WANT_READ, WANT_WRITE};
 use super::{err, pass, ret, Action, Call};
 use crate::sim::fdkind::FdKind;
 use crate::sim::memory::Memory;
 use crate::sim::netstate::VsId;
 use crate::sim::pipes::PipeError;
 use crate::sim::state::Sim;
-use crate::sim::world::{ExitHook, Resume, Wait, WaitKind};
-
-/// The most bytes one read or write moves (as for sockets).
-const MAX_IO: usize = 1 << 20;
-const WANT_READ: u32 = libc::POLLIN as u32;
-const WANT_WRITE: u32 = libc::POLLOUT as u32;
+use crate::sim::world::{ExitHook, Resume};
 
 impl Sim {
     /// pipe2: with O_NONBLOCK the pipe is simulated (the kernel makes the
@@ -159,17 +155,7 @@ impl Sim {
             PipeError::WrongEnd => err(libc::EBADF),
             PipeError::BrokenPipe => self.broken_pipe(c.pid, c.tid, false),
             PipeError::WouldBlock if self.net.pipes().nonblocking(vs) => err(libc::EAGAIN),
-            PipeError::WouldBlock => Action::Park(Wait {
-                kind: WaitKind::Net {
-                    real: Vec::new(),
-                    virt: vec![(vs, mask)],
-                    epoll: None,
-                    seen: 0,
-                },
-                deadline: None,
-                on_timeout: Resume::Restart,
-                restartable: true,
-            }),
+            PipeError::WouldBlock => Sim::park_on_simulated(vs, mask, None),
         }
     }
 }

@@ -10,7 +10,7 @@
 use super::{err, ret, Action, Call};
 use crate::sim::host_probe::HostProbe;
 use crate::sim::memory::{Memory, Regs};
-use crate::sim::netstate::event_bits;
+use crate::sim::netstate::{event_bits, VsId};
 use crate::sim::quiet_scan::ScanStamp;
 use crate::sim::state::Sim;
 use crate::sim::vclock::Timespec;
@@ -28,6 +28,10 @@ enum Timeout {
 
 /// Bytes below the stack pointer that leaf code may use (System V ABI).
 const RED_ZONE: u64 = 128;
+/// What a read waits for on a simulated socket or pipe end (POLLIN).
+pub(super) const WANT_READ: u32 = 0x001;
+/// What a write waits for (POLLOUT).
+pub(super) const WANT_WRITE: u32 = 0x004;
 const POLLNVAL: i16 = 0x20;
 /// sizeof(struct epoll_event) on x86_64 (packed).
 const EPOLL_EVENT_SIZE: u64 = 12;
@@ -341,6 +345,23 @@ impl Sim {
             }
             None => (pid, epfd),
         }
+    }
+
+    /// Parks a blocking read or write until the simulated socket or pipe
+    /// end `vs` may be ready for `mask` (or is in error or hung up), or
+    /// until `deadline`; the call is then made again.
+    pub(super) fn park_on_simulated(vs: VsId, mask: u32, deadline: Option<u64>) -> Action {
+        Action::Park(Wait {
+            kind: WaitKind::Net {
+                real: Vec::new(),
+                virt: vec![(vs, mask)],
+                epoll: None,
+                seen: 0,
+            },
+            deadline,
+            on_timeout: Resume::Restart,
+            restartable: true,
+        })
     }
 
     /// Parks until a real descriptor, a virtual socket or an epoll instance

@@ -8,21 +8,18 @@ use std::net::SocketAddr;
 
 use vnet::{ConnectProgress, Domain, Kind, NetError, Shutdown};
 
-use super::iovec::{gather, read_iovecs, read_msghdr, scatter, MsgHdr};
+use super::iovec::{gather, read_iovecs, read_msghdr, scatter, MsgHdr, MAX_IO};
+use super::poll::{WANT_READ, WANT_WRITE};
 use super::{err, ret, Action, Call};
 use crate::sim::memory::Memory;
 use crate::sim::netstate::VsId;
 use crate::sim::sockaddr as addrs;
 use crate::sim::state::Sim;
 use crate::sim::world::NewSocket;
-use crate::sim::world::{ExitHook, Resume, Wait, WaitKind};
+use crate::sim::world::{ExitHook, Resume};
 
 const EFD_NONBLOCK: u64 = libc::O_NONBLOCK as u64;
 const EFD_CLOEXEC: u64 = libc::O_CLOEXEC as u64;
-/// Most bytes one read or write moves (as a short read/write would).
-const MAX_IO: usize = 1 << 20;
-const WANT_READ: u32 = 0x001;
-const WANT_WRITE: u32 = 0x004;
 
 fn net_err(e: NetError) -> Action {
     err(e.errno())
@@ -169,17 +166,7 @@ impl Sim {
         if deadline.is_some_and(|d| d <= now) {
             return err(libc::EAGAIN);
         }
-        Action::Park(Wait {
-            kind: WaitKind::Net {
-                real: Vec::new(),
-                virt: vec![(vs, mask)],
-                epoll: None,
-                seen: 0,
-            },
-            deadline,
-            on_timeout: Resume::Restart,
-            restartable: true,
-        })
+        Sim::park_on_simulated(vs, mask, deadline)
     }
 
     /// Every call on a descriptor that is a virtual socket.
