@@ -96,15 +96,10 @@ impl Sim {
         let mut timer_closed = false;
         for fd in closed {
             let kind = self.procs.get_mut(&c.pid).expect("process").fds.remove(&fd);
-            match kind {
-                Some(FdKind::Timer(_)) => timer_closed = true,
-                Some(kind) => {
-                    if let Some(vs) = kind.counted() {
-                        self.net.drop_ref(c.pid, fd, vs, now);
-                    }
-                }
-                None => {}
+            if let Some(vs) = kind.and_then(FdKind::counted) {
+                self.net.drop_ref(c.pid, fd, vs, now);
             }
+            timer_closed |= matches!(kind, Some(FdKind::Timer(_)));
             self.net.netlink.remove(&(c.pid, fd));
             self.net.drop_epoll(c.pid, fd);
         }
