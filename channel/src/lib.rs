@@ -249,16 +249,19 @@ pub struct Slot {
     pub peek: [[u8; PEEK_BYTES]; 2],
     /// Which patched site of the shared stub made the call, for the
     /// length of one call: [`CALLER_LIBC`], [`CALLER_RUNTIME`] or
-    /// [`CALLER_SYSCALL`]. It says whose pointers the call carries.
+    /// [`CALLER_SYSCALL`]; or [`CALLER_LIBRARY`], written by the
+    /// LD_PRELOAD library with each of its posts. It says whose pointers
+    /// the call carries, and how they are written.
     pub caller: u32,
     /// Bytes of [`Slot::poke`] to copy to [`Slot::poke_at`] (0: none): what
     /// the supervisor wrote into the caller's memory while it decided a
     /// patched Go thread's call ([`CALLER_RUNTIME`], [`CALLER_SYSCALL`]:
-    /// the events of an epoll wait, the data of a read, a clock's time),
-    /// which the stub copies out itself as soon as it sees the answer,
-    /// before it makes a passed call or gives back the signal mask,
-    /// instead of the supervisor writing it into the process with a system
-    /// call. Cleared by the stub once copied.
+    /// the events of an epoll wait, the data of a read, a clock's time) or
+    /// one of the library's ([`CALLER_LIBRARY`]), which the stub or the
+    /// library copies out itself as soon as it sees the answer, before it
+    /// makes a passed call or gives back the signal mask, instead of the
+    /// supervisor writing it into the process with a system call. Cleared
+    /// by the stub or the library once copied.
     pub poke_len: u32,
     /// Where [`Slot::poke`] goes in the caller's memory.
     pub poke_at: u64,
@@ -368,6 +371,12 @@ pub const CALLER_RUNTIME: u32 = 1;
 /// program, whose buffers are the program's own slices: the answer may
 /// carry what the call writes ([`Slot::poke`]).
 pub const CALLER_SYSCALL: u32 = 2;
+
+/// [`Slot::caller`]: the LD_PRELOAD library's own functions, whose caller
+/// may pass any pointer: the library copies what the answer carries
+/// ([`Slot::poke`]) with a `pread` of the channel's memfd, which the kernel
+/// fails with `EFAULT` where the pointer is bad, as it fails the call.
+pub const CALLER_LIBRARY: u32 = 3;
 
 /// Bytes of each copy in [`Slot::peek`]: a `timespec`.
 pub const PEEK_BYTES: usize = 16;

@@ -2,12 +2,18 @@
 //! and one request/answer round trip.
 
 use core::ptr::{null, null_mut};
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
 
 use faultline_channel as ch;
 
 /// The mapped region, or null when the fast path is off in this process.
 static REGION: AtomicPtr<u8> = AtomicPtr::new(null_mut());
+
+/// The channel's memfd, as inherited: what the library `pread`s the bytes
+/// an answer carries from ([`copy_out`]).
+static CHANNEL_FD: AtomicI32 = AtomicI32::new(-1);
 
 /// Whether this process has announced itself to the supervisor.
 static ANNOUNCED: AtomicBool = AtomicBool::new(false);
@@ -55,6 +61,7 @@ impl Post<'_> {
         (*slot_mut).args = args;
         (*slot_mut).mask = mask;
         (*slot_mut).sp = scratch_sp();
+        (*slot_mut).caller = ch::CALLER_LIBRARY;
         self.slot.handoff.store(0, Ordering::Relaxed);
         self.slot.state.store(ch::REQUEST, Ordering::Release);
         self.header
@@ -147,6 +154,58 @@ fn call_gate(gate: u64, nr: i64, a: [u64; 6]) -> i64 {
     r
 }
 
+/// Writes what the supervisor left in `slot` (index `index`) for the
+/// caller's memory ([`ch::Slot::poke`]: a read's data, an epoll wait's
+/// events, a clock's time) to where it goes, and clears it; false if the
+/// caller's memory there cannot be written. The copy is a `pread` of the
+/// channel's memfd, made at the pass gate: the kernel fails it with
+/// EFAULT where the pointer is bad, as it would have failed the call,
+/// where a plain copy would crash the program inside the library. If the
+/// program closed the memfd's descriptor or put another file there (the
+/// bytes read are not the slot's), the copy is made again from the
+/// library's own mapping with `process_vm_readv`, which the kernel checks
+/// the same way.
+///
+/// # Safety
+/// The slot is this thread's, answered, in the mapped region.
+unsafe fn copy_out(slot: *mut ch::Slot, index: usize) -> bool {
+    let len = core::ptr::read_volatile(&(*slot).poke_len) as usize;
+    if len == 0 {
+        return true;
+    }
+    core::ptr::write_volatile(&mut (*slot).poke_len, 0);
+    let len = len.min(ch::POKE_BYTES);
+    let to = core::ptr::read_volatile(&(*slot).poke_at);
+    let from = core::ptr::addr_of!((*slot).poke) as *const u8;
+    let at = ch::slot_offset(index) + core::mem::offset_of!(ch::Slot, poke);
+    let fd = CHANNEL_FD.load(Ordering::Relaxed) as u64;
+    let n = at_gate(libc::SYS_pread64, [fd, to, len as u64, at as u64, 0, 0]);
+    if n == len as i64
+        && core::slice::from_raw_parts(to as *const u8, len)
+            == core::slice::from_raw_parts(from, len)
+    {
+        return true;
+    }
+    let local = libc::iovec {
+        iov_base: to as *mut libc::c_void,
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: from as *mut libc::c_void,
+        iov_len: len,
+    };
+    let pid = at_gate(libc::SYS_getpid, [0; 6]) as u64;
+    let args = [
+        pid,
+        &local as *const _ as u64,
+        1,
+        &remote as *const _ as u64,
+        1,
+        0,
+    ];
+    at_gate(libc::SYS_process_vm_readv, args) == len as i64
+}
+
 /// Maps the channel named by `FAULTLINE_CHANNEL_FD` and the futex
 /// trampoline; leaves the fast path off if either is not there.
 ///
@@ -178,6 +237,7 @@ pub unsafe fn open() {
         return;
     }
     SLOT_KEY.store(key as usize, Ordering::Relaxed);
+    CHANNEL_FD.store(fd, Ordering::Relaxed);
     // A forked child's thread is a new thread: it must not share its
     // parent's slot.
     libc::pthread_atfork(None, None, Some(forget_slot));
@@ -330,6 +390,9 @@ pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
             };
             let mut reply = post.round_trip(nr, args, old);
             let mut ret = core::ptr::read_volatile(&(*slot_mut).ret);
+            // Before a passed call, which may read what was written (a
+            // path put below the caller's stack pointer).
+            let mut written = copy_out(slot_mut, index);
             if matches!(reply, ch::REPLY_PASS | ch::REPLY_PASS_REPORT) {
                 // A passed call is made before the mask comes back, as the
                 // kernel makes it before delivering a signal after a stop.
@@ -342,6 +405,7 @@ pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
                     let mask = core::ptr::read_volatile(&(*slot_mut).mask);
                     post.round_trip(ch::EXIT_REPORT, args, mask);
                     ret = core::ptr::read_volatile(&(*slot_mut).ret);
+                    written &= copy_out(slot_mut, index);
                 }
                 reply = ch::REPLY_RETURN;
             }
@@ -356,6 +420,10 @@ pub fn ask(nr: i64, args: [u64; 6]) -> Answer {
                 null_mut::<u64>(),
                 8usize,
             );
+            if !written {
+                // The kernel's own copy would have failed the call so.
+                return Answer::Done(-(libc::EFAULT as i64));
+            }
             match reply {
                 ch::REPLY_RETURN => return Answer::Done(ret),
                 ch::REPLY_RESTART => continue,

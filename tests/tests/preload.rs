@@ -224,6 +224,47 @@ fn rust_std_mutexes_channels_and_parking_take_the_fast_path_with_the_same_trace(
     assert_took_the_channel(&fast, &trapped, 101, 101);
 }
 
+/// What `bad_buffers` prints natively: every read and wait into memory the
+/// program cannot write fails with EFAULT, the rest read what was sent.
+const BAD_BUFFERS_OUT: &str = "\
+inherited: tcp 'ping 1' pipe 'wake 1' big 3000 ok
+inherited: tcp EFAULT EFAULT EFAULT, pipe EFAULT EFAULT EFAULT
+inherited: after: tcp 'ping 2' pipe 'wake 2'
+inherited: epoll 1 event data 7, into a bad pointer EFAULT
+closed: tcp 'ping 1' pipe 'wake 1' big 3000 ok
+closed: tcp EFAULT EFAULT EFAULT, pipe EFAULT EFAULT EFAULT
+closed: after: tcp 'ping 2' pipe 'wake 2'
+closed: epoll 1 event data 7, into a bad pointer EFAULT
+";
+
+#[test]
+fn answers_written_into_memory_the_program_cannot_write_fail_with_efault() {
+    // Over the channel, a read's data and an epoll wait's events travel in
+    // the thread's slot, and the library copies them out with a pread of
+    // the channel's memfd, which the kernel fails with EFAULT on an address
+    // in the first page, a read-only page or an unmapped one, as it fails
+    // the call natively (a plain copy would crash the program inside the
+    // library). After the program closed every descriptor and put
+    // /dev/zero where the memfd was, the bytes read are not the slot's and
+    // the library copies from its own mapping instead; a library that took
+    // them would hand the program zeros. Without the fast path (and in a
+    // static program) the supervisor's writes fail the same way: a
+    // read-only page is not written through /proc/<pid>/mem.
+    let exec = Exec::program(Program::c("bad_buffers")).seed(4);
+    let fast = run_twice(&exec);
+    fast.expect_success();
+    assert_eq!(fast.out(), BAD_BUFFERS_OUT, "\n{fast}");
+    assert!(fast.summary().fast > 100, "{fast}");
+    for trapped in [
+        exec.clone().flag("--no-preload"),
+        Exec::program(Program::c("bad_buffers").with_linkage(Linkage::Static)).seed(4),
+    ] {
+        let trapped = run_twice(&trapped);
+        trapped.expect_success();
+        assert_eq!(trapped.out(), BAD_BUFFERS_OUT, "\n{trapped}");
+    }
+}
+
 #[test]
 fn static_programs_are_left_alone() {
     let exec = Exec::program(Program::c("preload_paths").with_linkage(Linkage::Static))

@@ -41,7 +41,7 @@ impl Supervisor {
         let _ = self.settle_doomed();
         self.tell_descriptor_changes();
         let th = &self.sim.threads[&vtid];
-        let process = Poked::new(crate::host::tracee::Process(th.pid), pokes);
+        let process = Poked::new(crate::host::tracee::CallerMemory(th.pid), pokes);
         let mem = Peeked::new(process, peek);
         let call = Call::at_stop(vtid, th.tid, th.pid, regs, mem);
         // Not the program's own calls, or not the same number of them on

@@ -295,12 +295,17 @@ impl Supervisor {
             .channel_wait = Some(req);
         self.fast_calls += 1;
         // Only a patched Go runtime's stub copies memory with its calls
-        // (what the library's slots hold there is another request's), and
-        // copies out what the handlers leave in its slot for the Go code's
-        // own calls, whose buffers are valid where the call writes (not a
-        // patched glibc site's, whose caller may pass any pointer).
+        // (what the library's slots hold there is another request's). What
+        // the handlers write into the caller's memory waits in the slot for
+        // the Go code's own calls, whose buffers are valid where the call
+        // writes, and for the library's, which copies it with a call the
+        // kernel fails with EFAULT on a bad pointer; not for a patched
+        // glibc site's, whose caller may pass any pointer.
         let go = self.sim.procs.get(&pid).is_some_and(|p| p.go_patched);
         let (peek, pokes) = match &self.channel {
+            Some(chan) if req.caller == ch::CALLER_LIBRARY => {
+                (Peek::default(), Some(chan.pokes(req.slot, false)))
+            }
             Some(chan) if go => {
                 let pokes = (req.caller != ch::CALLER_LIBC).then(|| chan.pokes(req.slot, req.sent));
                 (req.peek, pokes)

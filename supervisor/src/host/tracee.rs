@@ -246,27 +246,55 @@ impl Memory for Process {
     }
 
     fn write_mem(&self, addr: u64, data: &[u8]) -> io::Result<()> {
-        if data.is_empty() {
-            return Ok(());
-        }
-        let local = libc::iovec {
-            iov_base: data.as_ptr() as *mut libc::c_void,
-            iov_len: data.len(),
-        };
-        let remote = libc::iovec {
-            iov_base: addr as *mut libc::c_void,
-            iov_len: data.len(),
-        };
-        let n = unsafe { libc::process_vm_writev(self.0, &local, 1, &remote, 1, 0) };
-        if n < 0 {
+        match vm_write(self.0, addr, data) {
             // Read-only pages (e.g. text) need /proc/pid/mem, which honours ptrace access.
-            return write_mem_proc(self.0, addr, data);
+            Err(_) => write_mem_proc(self.0, addr, data),
+            Ok(n) if n == data.len() => Ok(()),
+            Ok(_) => Err(io::Error::from_raw_os_error(libc::EFAULT)),
         }
-        if n as usize != data.len() {
-            return Err(io::Error::from_raw_os_error(libc::EFAULT));
-        }
-        Ok(())
     }
+}
+
+/// The memory of traced process `pid` as its own system calls reach it:
+/// a write to a page the process cannot write fails with EFAULT, as the
+/// kernel's copy of a call's result into user memory fails, where
+/// [`Process`] forces it through /proc/pid/mem (faultline's own code
+/// patches need that). The syscall handlers write through this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallerMemory(pub i32);
+
+impl Memory for CallerMemory {
+    fn read_mem(&self, addr: u64, buf: &mut [u8]) -> io::Result<()> {
+        Process(self.0).read_mem(addr, buf)
+    }
+
+    fn write_mem(&self, addr: u64, data: &[u8]) -> io::Result<()> {
+        match vm_write(self.0, addr, data)? {
+            n if n == data.len() => Ok(()),
+            _ => Err(io::Error::from_raw_os_error(libc::EFAULT)),
+        }
+    }
+}
+
+/// Writes `data` at `addr` of `pid` with process_vm_writev: how many bytes
+/// it wrote (fewer where a page cannot be written), or its error.
+fn vm_write(pid: i32, addr: u64, data: &[u8]) -> io::Result<usize> {
+    if data.is_empty() {
+        return Ok(0);
+    }
+    let local = libc::iovec {
+        iov_base: data.as_ptr() as *mut libc::c_void,
+        iov_len: data.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: data.len(),
+    };
+    let n = unsafe { libc::process_vm_writev(pid, &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
 }
 
 fn write_mem_proc(pid: i32, addr: u64, data: &[u8]) -> io::Result<()> {
