@@ -224,33 +224,15 @@ pub struct Process(pub i32);
 
 impl Memory for Process {
     fn read_mem(&self, addr: u64, buf: &mut [u8]) -> io::Result<()> {
-        if buf.is_empty() {
-            return Ok(());
-        }
-        let local = libc::iovec {
-            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
-            iov_len: buf.len(),
-        };
-        let remote = libc::iovec {
-            iov_base: addr as *mut libc::c_void,
-            iov_len: buf.len(),
-        };
-        let n = unsafe { libc::process_vm_readv(self.0, &local, 1, &remote, 1, 0) };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if n as usize != buf.len() {
-            return Err(io::Error::from_raw_os_error(libc::EFAULT));
-        }
-        Ok(())
+        let n = vm_copy(self.0, addr, buf.as_mut_ptr(), buf.len(), false)?;
+        whole(n, buf.len())
     }
 
     fn write_mem(&self, addr: u64, data: &[u8]) -> io::Result<()> {
-        match vm_write(self.0, addr, data) {
+        match vm_copy(self.0, addr, data.as_ptr() as *mut u8, data.len(), true) {
             // Read-only pages (e.g. text) need /proc/pid/mem, which honours ptrace access.
             Err(_) => write_mem_proc(self.0, addr, data),
-            Ok(n) if n == data.len() => Ok(()),
-            Ok(_) => Err(io::Error::from_raw_os_error(libc::EFAULT)),
+            Ok(n) => whole(n, data.len()),
         }
     }
 }
@@ -269,32 +251,49 @@ impl Memory for CallerMemory {
     }
 
     fn write_mem(&self, addr: u64, data: &[u8]) -> io::Result<()> {
-        match vm_write(self.0, addr, data)? {
-            n if n == data.len() => Ok(()),
-            _ => Err(io::Error::from_raw_os_error(libc::EFAULT)),
-        }
+        let n = vm_copy(self.0, addr, data.as_ptr() as *mut u8, data.len(), true)?;
+        whole(n, data.len())
     }
 }
 
-/// Writes `data` at `addr` of `pid` with process_vm_writev: how many bytes
-/// it wrote (fewer where a page cannot be written), or its error.
-fn vm_write(pid: i32, addr: u64, data: &[u8]) -> io::Result<usize> {
-    if data.is_empty() {
+/// Copies `len` bytes between `local` (faultline's) and `addr` of `pid`:
+/// into the process with process_vm_writev if `into`, out of it with
+/// process_vm_readv otherwise. How many bytes it copied (fewer where a
+/// page cannot be read or written), or its error.
+fn vm_copy(pid: i32, addr: u64, local: *mut u8, len: usize, into: bool) -> io::Result<usize> {
+    if len == 0 {
         return Ok(0);
     }
     let local = libc::iovec {
-        iov_base: data.as_ptr() as *mut libc::c_void,
-        iov_len: data.len(),
+        iov_base: local as *mut libc::c_void,
+        iov_len: len,
     };
     let remote = libc::iovec {
         iov_base: addr as *mut libc::c_void,
-        iov_len: data.len(),
+        iov_len: len,
     };
-    let n = unsafe { libc::process_vm_writev(pid, &local, 1, &remote, 1, 0) };
+    // SAFETY: `local` is `len` bytes of faultline's own memory, which the
+    // kernel only reads when `into` (the copy goes the other way).
+    let n = unsafe {
+        if into {
+            libc::process_vm_writev(pid, &local, 1, &remote, 1, 0)
+        } else {
+            libc::process_vm_readv(pid, &local, 1, &remote, 1, 0)
+        }
+    };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(n as usize)
+}
+
+/// A copy of `want` bytes that copied `n`: EFAULT unless it was whole.
+fn whole(n: usize, want: usize) -> io::Result<()> {
+    if n == want {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(libc::EFAULT))
+    }
 }
 
 fn write_mem_proc(pid: i32, addr: u64, data: &[u8]) -> io::Result<()> {
