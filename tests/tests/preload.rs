@@ -224,17 +224,20 @@ fn rust_std_mutexes_channels_and_parking_take_the_fast_path_with_the_same_trace(
     assert_took_the_channel(&fast, &trapped, 101, 101);
 }
 
-/// What `bad_buffers` prints natively: every read and wait into memory the
-/// program cannot write fails with EFAULT, the rest read what was sent.
+/// What `bad_buffers` prints natively: every read, wait and accept into
+/// memory the program cannot write fails with EFAULT (the accept's
+/// connection is dropped), the rest read what was sent.
 const BAD_BUFFERS_OUT: &str = "\
 inherited: tcp 'ping 1' pipe 'wake 1' big 3000 ok
 inherited: tcp EFAULT EFAULT EFAULT, pipe EFAULT EFAULT EFAULT
 inherited: after: tcp 'ping 2' pipe 'wake 2'
 inherited: epoll 1 event data 7, into a bad pointer EFAULT
+inherited: accept into a bad address EFAULT, its peer reads 0
 closed: tcp 'ping 1' pipe 'wake 1' big 3000 ok
 closed: tcp EFAULT EFAULT EFAULT, pipe EFAULT EFAULT EFAULT
 closed: after: tcp 'ping 2' pipe 'wake 2'
 closed: epoll 1 event data 7, into a bad pointer EFAULT
+closed: accept into a bad address EFAULT, its peer reads 0
 ";
 
 #[test]
@@ -249,7 +252,9 @@ fn answers_written_into_memory_the_program_cannot_write_fail_with_efault() {
     // the library copies from its own mapping instead; a library that took
     // them would hand the program zeros. Without the fast path (and in a
     // static program) the supervisor's writes fail the same way: a
-    // read-only page is not written through /proc/<pid>/mem.
+    // read-only page is not written through /proc/<pid>/mem. An accept
+    // whose address cannot be written fails, and its peer reads end of
+    // file, as the kernel drops the connection it took.
     let exec = Exec::program(Program::c("bad_buffers")).seed(4);
     let fast = run_twice(&exec);
     fast.expect_success();

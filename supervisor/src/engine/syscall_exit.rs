@@ -53,8 +53,7 @@ impl Supervisor {
             Some(ExitHook::Mark(kind)) => self.sim.fd_opened(pid, ret as i64, kind, false),
             Some(ExitHook::DupFd(kind)) => self.sim.fd_opened(pid, ret as i64, kind, true),
             Some(ExitHook::NewSocket(opened)) => {
-                let mem = tracee::Process(pid);
-                self.sim.placeholder_opened(&mem, pid, ret as i64, &opened);
+                self.sim.placeholder_opened(pid, ret as i64, &opened);
                 return Finish::PutBack(opened.restore, ret);
             }
             Some(ExitHook::NewPipe { fds }) => {

@@ -63,6 +63,15 @@ pub trait Memory {
     /// Copies `data` to `addr`.
     fn write_mem(&self, addr: u64, data: &[u8]) -> io::Result<()>;
 
+    /// Makes the writes so far that wait for the caller to make them
+    /// itself (`sim::poke`) now, so that a bad address fails here: for a
+    /// call that must not go on when its result cannot be written (accept,
+    /// whose connection is dropped then). Memory that writes at once has
+    /// nothing to do.
+    fn flush(&self) -> io::Result<()> {
+        Ok(())
+    }
+
     /// Reads a value of a plain-old-data type.
     fn read_val<T: Pod>(&self, addr: u64) -> io::Result<T>
     where

@@ -78,6 +78,10 @@ impl<M: Memory> Memory for Peeked<M> {
         self.peek.set(peek);
         self.inner.write_mem(addr, data)
     }
+
+    fn flush(&self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 #[cfg(test)]

@@ -83,6 +83,13 @@ impl<M: Memory, A: PokeArea> Memory for Poked<M, A> {
         }
         self.inner.write_mem(addr, data)
     }
+
+    fn flush(&self) -> io::Result<()> {
+        match &self.area {
+            Some(area) => self.make_waiting(area),
+            None => Ok(()),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -140,8 +140,6 @@ pub struct NewSocket {
     pub net: vnet::SocketId,
     /// SOCK_NONBLOCK.
     pub nonblocking: bool,
-    /// accept's (addr, addrlen pointer, peer).
-    pub peer: Option<(u64, u64, std::net::SocketAddr)>,
     /// The registers at the original call.
     pub restore: Box<Regs>,
 }

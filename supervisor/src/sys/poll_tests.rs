@@ -37,7 +37,7 @@ fn udp(sim: &mut Sim, fd: i64) {
     else {
         panic!("no socket");
     };
-    sim.placeholder_opened(&memory(), PID, fd, &opened);
+    sim.placeholder_opened(PID, fd, &opened);
 }
 
 /// Socket call `nr` on descriptor `fd` with arguments `rest`, on `mem`.

@@ -4,8 +4,6 @@
 //! never collide. Blocking calls park the thread and re-execute the call when
 //! the socket's readiness may have changed.
 
-use std::net::SocketAddr;
-
 use vnet::{ConnectProgress, Domain, Kind, NetError, Shutdown};
 
 use super::iovec::{gather, read_iovecs, read_msghdr, scatter, MsgHdr, MAX_IO};
@@ -71,7 +69,6 @@ impl Sim {
             net,
             ty & libc::SOCK_NONBLOCK != 0,
             ty & libc::SOCK_CLOEXEC != 0,
-            None,
         )
     }
 
@@ -83,7 +80,6 @@ impl Sim {
         net: vnet::SocketId,
         nonblocking: bool,
         cloexec: bool,
-        peer: Option<(u64, u64, SocketAddr)>,
     ) -> Action {
         let mut regs = c.regs;
         regs.orig_rax = libc::SYS_eventfd2 as u64;
@@ -95,7 +91,6 @@ impl Sim {
             ExitHook::NewSocket(NewSocket {
                 net,
                 nonblocking,
-                peer,
                 restore: Box::new(c.regs),
             }),
         ))
@@ -208,13 +203,25 @@ impl Sim {
                     0
                 };
                 match self.net.net_mut().accept(net) {
-                    Ok((child, peer)) => self.placeholder(
-                        c,
-                        child,
-                        flags & SOCK_NONBLOCK != 0,
-                        flags & SOCK_CLOEXEC != 0,
-                        Some((c.a[1], c.a[2], peer)),
-                    ),
+                    Ok((child, peer)) => {
+                        // The peer's address is written before the call
+                        // returns, as the kernel writes it: where it
+                        // cannot be, the connection is dropped (its peer
+                        // reads end of file) and the call fails.
+                        let written = addrs::write_out(c.mem(), c.a[1], c.a[2], peer, inet6)
+                            .is_ok()
+                            && c.mem().flush().is_ok();
+                        if !written {
+                            let _ = self.net.net_mut().close(child, self.clock.now());
+                            return err(EFAULT);
+                        }
+                        self.placeholder(
+                            c,
+                            child,
+                            flags & SOCK_NONBLOCK != 0,
+                            flags & SOCK_CLOEXEC != 0,
+                        )
+                    }
                     Err(NetError::WouldBlock) => self.would_block(c, vs, WANT_READ, false),
                     Err(e) => net_err(e),
                 }
@@ -524,15 +531,9 @@ impl Sim {
 impl Sim {
     /// The kernel answered the eventfd2 standing in for a new virtual
     /// socket (socket, accept) with descriptor `fd` of `pid`: bind it to
-    /// the vnet socket and write the peer's address for accept; on the
-    /// kernel's error (`fd` < 0) close the vnet socket instead.
-    pub(crate) fn placeholder_opened(
-        &mut self,
-        mem: &impl Memory,
-        pid: i32,
-        fd: i64,
-        opened: &NewSocket,
-    ) {
+    /// the vnet socket; on the kernel's error (`fd` < 0) close the vnet
+    /// socket instead.
+    pub(crate) fn placeholder_opened(&mut self, pid: i32, fd: i64, opened: &NewSocket) {
         if fd < 0 {
             let _ = self.net.net_mut().close(opened.net, self.clock.now());
             return;
@@ -541,13 +542,6 @@ impl Sim {
         if let Some(p) = self.procs.get_mut(&pid) {
             p.fds
                 .insert(fd as i32, crate::sim::fdkind::FdKind::Socket(vs));
-        }
-        if let Some((addr, lenp, sa)) = opened.peer {
-            let inet6 = self
-                .net
-                .get(vs)
-                .is_some_and(|s| s.domain == vnet::Domain::Inet6);
-            let _ = addrs::write_out(mem, addr, lenp, sa, inet6);
         }
     }
 }

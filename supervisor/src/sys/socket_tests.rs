@@ -46,7 +46,7 @@ fn socket(sim: &mut Sim, fd: i64, ty: i32) -> VsId {
         (regs.orig_rax, regs.rsi != 0),
         (libc::SYS_eventfd2 as u64, nonblocking)
     );
-    sim.placeholder_opened(&memory(), PID, fd, &opened);
+    sim.placeholder_opened(PID, fd, &opened);
     sim.simulated_fd(PID, fd as i32).expect("bound")
 }
 
@@ -139,43 +139,85 @@ fn a_receive_timeout_bounds_the_wait_and_fionbio_makes_it_fail_at_once() {
     );
 }
 
+/// A TCP socket on descriptor 3 listening on port 7000; its id.
+fn listening(sim: &mut Sim) -> VsId {
+    let listener = socket(sim, 3, libc::SOCK_STREAM);
+    let mem = memory();
+    mem.write_mem(ADDR, &sockaddr(sim, 7000)).unwrap();
+    assert_eq!(
+        returned(on(sim, 3, libc::SYS_bind, [ADDR, 16, 0, 0, 0], mem).0),
+        0
+    );
+    assert_eq!(
+        returned(on(sim, 3, libc::SYS_listen, [16, 0, 0, 0, 0], memory()).0),
+        0
+    );
+    listener
+}
+
+/// Descriptor 4 connects to the listener on port 7000, and a second
+/// passes: the connection waits to be accepted.
+fn connected(sim: &mut Sim) {
+    socket(sim, 4, libc::SOCK_STREAM | libc::SOCK_NONBLOCK);
+    let mem = memory();
+    mem.write_mem(ADDR, &sockaddr(sim, 7000)).unwrap();
+    let connect = on(sim, 4, libc::SYS_connect, [ADDR, 16, 0, 0, 0], mem).0;
+    assert_eq!(returned(connect), -(libc::EINPROGRESS as i64));
+    let now = sim.clock.now() + NS;
+    sim.clock.advance_to(now);
+    sim.net.advance(now);
+}
+
 #[test]
 fn a_connection_is_accepted_into_a_new_placeholder_with_the_peers_address() {
     let mut sim = world();
-    let listener = socket(&mut sim, 3, libc::SOCK_STREAM);
-    let mem = memory();
-    mem.write_mem(ADDR, &sockaddr(&sim, 7000)).unwrap();
-    assert_eq!(
-        returned(on(&mut sim, 3, libc::SYS_bind, [ADDR, 16, 0, 0, 0], mem).0),
-        0
-    );
-    assert_eq!(
-        returned(on(&mut sim, 3, libc::SYS_listen, [16, 0, 0, 0, 0], memory()).0),
-        0
-    );
+    let listener = listening(&mut sim);
     let accept = [ADDR, LEN, 0, 0, 0];
     let w = parked(on(&mut sim, 3, libc::SYS_accept, accept, memory()).0);
     assert!(matches!(&w.kind, WaitKind::Net { virt, .. } if virt == &[(listener, WANT_READ)]));
-    socket(&mut sim, 4, libc::SOCK_STREAM | libc::SOCK_NONBLOCK);
-    let mem = memory();
-    mem.write_mem(ADDR, &sockaddr(&sim, 7000)).unwrap();
-    let connect = on(&mut sim, 4, libc::SYS_connect, [ADDR, 16, 0, 0, 0], mem).0;
-    assert_eq!(returned(connect), -(libc::EINPROGRESS as i64));
-    sim.clock.advance_to(NS);
-    sim.net.advance(NS);
+    connected(&mut sim);
     let mem = memory();
     mem.write_val(LEN, &16u32).unwrap();
-    let Action::Now(Resume::PassThenExit(_, ExitHook::NewSocket(opened))) =
-        on(&mut sim, 3, libc::SYS_accept, accept, memory()).0
-    else {
+    let (action, mem) = on(&mut sim, 3, libc::SYS_accept, accept, mem);
+    let Action::Now(Resume::PassThenExit(_, ExitHook::NewSocket(opened))) = action else {
         panic!("no connection to accept");
     };
-    assert_eq!(opened.peer.map(|(a, l, _)| (a, l)), Some((ADDR, LEN)));
-    sim.placeholder_opened(&mem, PID, 5, &opened);
+    sim.placeholder_opened(PID, 5, &opened);
     assert!(sim.simulated_fd(PID, 5).is_some());
     assert_eq!(
         mem.read_val::<u16>(ADDR).unwrap(),
         libc::AF_INET as u16,
         "peer written"
+    );
+}
+
+#[test]
+fn an_accept_into_a_bad_address_fails_and_drops_the_connection() {
+    // As the kernel: the connection is taken from the queue, its address
+    // cannot be written, so the new socket is closed (its peer reads end
+    // of file) and the call fails with EFAULT.
+    let mut sim = world();
+    listening(&mut sim);
+    connected(&mut sim);
+    let mem = memory();
+    mem.write_val(LEN, &16u32).unwrap();
+    let unmapped = 0x9000;
+    let (action, _) = on(&mut sim, 3, libc::SYS_accept, [unmapped, LEN, 0, 0, 0], mem);
+    assert_eq!(returned(action), -(libc::EFAULT as i64));
+    let later = sim.clock.now() + NS;
+    sim.clock.advance_to(later);
+    sim.net.advance(later);
+    let read = on(&mut sim, 4, libc::SYS_read, [BUF, 64, 0, 0, 0], memory()).0;
+    assert_eq!(returned(read), 0, "the peer reads end of file");
+    // Nothing is left to accept: a blocking listener waits.
+    parked(
+        on(
+            &mut sim,
+            3,
+            libc::SYS_accept,
+            [ADDR, LEN, 0, 0, 0],
+            memory(),
+        )
+        .0,
     );
 }

@@ -1,6 +1,6 @@
 /* Reads and waits whose answer goes into memory: the data of a TCP
- * socket's and a wake-up pipe's reads (small and large) and an epoll
- * wait's events. Each is made once into good memory and once
+ * socket's and a wake-up pipe's reads (small and large), an epoll wait's
+ * events, an accept's address. Each is made once into good memory and once
  * into memory the program cannot write (an address in the first page, a
  * read-only page, an unmapped page), where the call fails with EFAULT and
  * the program goes on.
@@ -8,6 +8,9 @@
  * It does it all twice: with the descriptors it inherited, then after
  * closing every descriptor above stderr (as a daemon does) and putting
  * /dev/zero on descriptor 1000, a high number such a program may pick.
+ *
+ * An accept whose address cannot be written has taken the connection off
+ * the queue and closes it: its peer reads end of file.
  *
  * Where a read failed, the kernel leaves the bytes it would have read, so
  * the program drains what is left before the next message; it prints only
@@ -17,6 +20,7 @@
  *   <phase>: tcp EFAULT EFAULT EFAULT, pipe EFAULT EFAULT EFAULT
  *   <phase>: after: tcp 'ping 2' pipe 'wake 2'
  *   <phase>: epoll 1 event data 7, into a bad pointer EFAULT
+ *   <phase>: accept into a bad address EFAULT, its peer reads 0
  *
  * Usage: bad_buffers */
 #define _GNU_SOURCE /* pipe2 */
@@ -139,6 +143,17 @@ static void phase(const char *name) {
     CHECK(n == 1);
     printf("%s: epoll %d event data %llu", name, n, (unsigned long long)out[0].data.u64);
     printf(", into a bad pointer %s\n", outcome(epoll_wait(ep, bad[1], 4, 1000)));
+
+    int second = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    CHECK(second >= 0);
+    CHECK(connect(second, (struct sockaddr *)&sa, sizeof sa) == 0);
+    wait_readable(lfd);
+    socklen_t len = sizeof(struct sockaddr_in);
+    printf("%s: accept into a bad address %s", name,
+           outcome(accept4(lfd, bad[1], &len, SOCK_CLOEXEC)));
+    wait_readable(second);
+    char byte;
+    printf(", its peer reads %zd\n", read(second, &byte, 1));
 
     for (int fd = 3; fd < 1024; fd++) {
         if (fd != 1000) close(fd);
