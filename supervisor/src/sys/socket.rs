@@ -212,7 +212,7 @@ impl Sim {
                             .is_ok()
                             && c.mem().flush().is_ok();
                         if !written {
-                            let _ = self.net.net_mut().close(child, self.clock.now());
+                            let _ = self.net.net_mut().close(child, now);
                             return err(EFAULT);
                         }
                         self.placeholder(
